@@ -1,0 +1,118 @@
+"""Exercise specs: where an exercise lives and the limits its submissions run under.
+
+Each exercise folder holds an ``exercise.toml``::
+
+    title = "..."
+    files = ["attention.py"]          # what a submission must contain
+    module = "attention"              # what the sandbox imports
+    forbidden_imports = ["torch"]     # static check
+    [limits]
+    call_timeout = 10                 # s wall clock per call
+    cpu = 120                         # s CPU for the sandbox process
+    memory_mb = 1024                  # address space
+    file_size_mb = 16
+    processes = 16
+    output_kb = 64                    # captured stdout+stderr kept
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+
+class SpecError(click.ClickException):
+    """An exercise folder or its ``exercise.toml`` is wrong (a course-author error)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one sandbox process (units in the field names)."""
+
+    call_timeout: float = 10.0
+    cpu: int = 120
+    memory_mb: int = 1024
+    file_size_mb: int = 16
+    processes: int = 16
+    output_kb: int = 64
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: its folder layout and grading settings."""
+
+    name: str
+    root: Path
+    title: str
+    files: tuple[str, ...]
+    module: str
+    forbidden_imports: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def skeleton(self) -> Path:
+        return self.root / "skeleton"
+
+    @property
+    def test_dirs(self) -> list[Path]:
+        """Public then hidden test folders, those that exist (a student bundle has no hidden)."""
+        return [d for d in (self.root / "tests" / "public", self.root / "tests" / "hidden") if d.is_dir()]
+
+    @property
+    def has_hidden_tests(self) -> bool:
+        return (self.root / "tests" / "hidden").is_dir()
+
+    def solution(self) -> Path:
+        return course_root() / "solutions" / self.name
+
+
+def course_root() -> Path:
+    """The folder holding ``exercises/`` (``$GRADER_COURSE_ROOT`` or the package's parent).
+
+    Raises:
+        SpecError: when no ``exercises/`` folder is found.
+    """
+    env = os.environ.get("GRADER_COURSE_ROOT")
+    root = Path(env) if env else Path(__file__).resolve().parent.parent
+    if not (root / "exercises").is_dir():
+        raise SpecError(
+            f"no exercises/ folder under {root}; install the grader from the course folder "
+            "with `pip install -e .` or set GRADER_COURSE_ROOT"
+        )
+    return root
+
+
+def load(name: str) -> Exercise:
+    """Load ``exercises/NAME/exercise.toml``.
+
+    Raises:
+        SpecError: unknown exercise (the message lists the known ones) or a bad spec.
+    """
+    root = course_root() / "exercises" / name
+    spec_file = root / "exercise.toml"
+    if not spec_file.is_file():
+        known = ", ".join(available()) or "none"
+        raise SpecError(f"unknown exercise {name!r}; known exercises: {known}")
+    try:
+        data = tomllib.loads(spec_file.read_text(encoding="utf-8"))
+        limits = Limits(**data.pop("limits", {}))
+        return Exercise(
+            name=name,
+            root=root,
+            title=data["title"],
+            files=tuple(data["files"]),
+            module=data["module"],
+            forbidden_imports=tuple(data.get("forbidden_imports", ())),
+            limits=limits,
+        )
+    except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise SpecError(f"invalid {spec_file}: {exc}") from exc
+
+
+def available() -> list[str]:
+    """Names of all exercises that have an ``exercise.toml``, sorted."""
+    base = course_root() / "exercises"
+    return sorted(p.parent.name for p in base.glob("*/exercise.toml"))
