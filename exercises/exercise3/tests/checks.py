@@ -1,0 +1,61 @@
+"""Shared pieces of exercise 3's public and hidden checks (judge side, trusted).
+
+Inputs are drawn so that classic bugs cannot hide (DESIGN.md): random weights *and*
+non-zero biases, T different from n_heads, inputs that are neither unit-scale nor
+already normalised.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from exercises.exercise3.tests import mistakes, reference
+from grader.compare import Mistake
+
+#: Test functions every behavioural check depends on.
+GATES = ["test_module_loads", "test_uses_only_numpy"]
+#: Largest allowed absolute error against PyTorch in float64 (DESIGN.md).
+ATOL = 1e-6
+
+
+def torch_generator(rng: np.random.Generator) -> torch.Generator:
+    """A torch generator seeded from the check's NumPy generator (so the run's seed fixes it)."""
+    return torch.Generator().manual_seed(int(rng.integers(2**31)))
+
+
+def draw_x(rng: np.random.Generator, B: int, T: int, d: int, scale: float = 1.7) -> np.ndarray:
+    """(B, T, d) float64 input: N(0.3, scale^2) entries, so never unit-scale or pre-normalised."""
+    return 0.3 + scale * rng.standard_normal((B, T, d))
+
+
+def mha_mistakes(x, weights, n_heads: int, causal: bool) -> dict[str, Mistake]:
+    """Known wrong variants of ``multi_head_attention`` for these inputs."""
+    out = {}
+    for key, message in mistakes.MHA_MISTAKES.items():
+        if key in mistakes.MHA_CAUSAL_ONLY and not causal:
+            continue
+        out[key] = Mistake(
+            message,
+            lambda key=key: mistakes.mha_variant(x, *weights, n_heads, causal, mistake=key),
+            rtol=1e-4 if key == "float32" else 1e-7,
+            nan_matches_any=key == "mask_blocks_diagonal",
+        )
+    return out
+
+
+def block_mistakes(x, params, n_heads: int, causal: bool) -> dict[str, Mistake]:
+    """Known wrong variants of ``transformer_block`` for these inputs."""
+    return {
+        key: Mistake(message, lambda key=key: mistakes.block_variant(x, params, n_heads, causal, mistake=key))
+        for key, message in mistakes.BLOCK_MISTAKES.items()
+        if causal or key not in mistakes.BLOCK_CAUSAL_ONLY
+    }
+
+
+def simple_mistakes(messages: dict[str, str], variant) -> dict[str, Mistake]:
+    """Mistakes of the small functions: ``variant(key)`` computes each wrong output."""
+    return {key: Mistake(message, lambda key=key: variant(key)) for key, message in messages.items()}
+
+
+__all__ = ["GATES", "ATOL", "torch_generator", "draw_x", "mha_mistakes", "block_mistakes",
+           "simple_mistakes", "reference", "mistakes"]

@@ -1,0 +1,120 @@
+"""Command line: ``grade`` (the student's shortcut) and ``grader`` (everything).
+
+Each command is a thin wrapper over :mod:`grader.judge`, :mod:`grader.report` and
+:mod:`grader.exercises`; expected errors are ``click.ClickException`` ("Error: ...", exit 1).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from . import exercises, judge, report
+
+
+def _grade_and_show(name: str, submission: Path, *, seed: int | None, as_json: bool,
+                    report_path: Path | None, verbose: bool = False):
+    exercise = exercises.load(name)
+    result = judge.grade(exercise, submission, seed=seed)
+    path = report.write_html(result, report_path or Path("reports") / f"{name}.html")
+    if as_json:
+        click.echo(json.dumps(result.summary(), indent=2))
+    else:
+        click.echo(report.terminal_summary(result, verbose=verbose))
+        click.echo(f"Report: {path}")
+    return result
+
+
+seed_option = click.option("--seed", type=int, default=None,
+                           help="Seed for the randomised checks (printed with every grade; reuse it to reproduce).")
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="Print one JSON object (exercise, score, max_score, seed, checks) instead of the summary.")
+report_option = click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+                             default=None, help="Where to write the HTML report [default: reports/EXERCISE.html].")
+
+
+@click.group()
+@click.version_option(package_name="transformer-lesson-grader")
+def main():
+    """Grader for the lesson on multi-head attention and the transformer block."""
+
+
+@main.command("grade")
+@click.argument("exercise")
+@click.option("--submission", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder holding the submission's files.")
+@seed_option
+@json_option
+@report_option
+@click.option("-v", "--verbose", is_flag=True, help="List passed checks too.")
+def grade_command(exercise, submission, seed, as_json, report_path, verbose):
+    """Grade one submission folder.
+
+    Example: grader grade exercise3 --submission solutions/exercise3 --json
+    """
+    _grade_and_show(exercise, submission, seed=seed, as_json=as_json, report_path=report_path, verbose=verbose)
+
+
+@main.command("list")
+def list_command():
+    """List the exercises and what a submission must contain."""
+    for name in exercises.available():
+        ex = exercises.load(name)
+        hidden = "public + hidden tests" if ex.has_hidden_tests else "public tests only"
+        click.echo(f"{name}  {ex.title}  (files: {', '.join(ex.files)}; {hidden})")
+
+
+@main.command("check-solutions")
+@seed_option
+@click.option("--exercise", "only", multiple=True, help="Check only this exercise (repeatable).")
+def check_solutions_command(seed, only):
+    """Course CI: every reference solution gets full marks, every skeleton gets 0.
+
+    Exits 1 when any does not. Example: grader check-solutions --seed 1
+    """
+    names = list(only) or exercises.available()
+    seed = judge.new_seed() if seed is None else seed
+    problems = []
+    for name in names:
+        ex = exercises.load(name)
+        for kind, folder, want_full in (("solution", ex.solution(), True), ("skeleton", ex.skeleton, False)):
+            if not folder.is_dir():
+                problems.append(f"{name}: no {kind} folder at {folder}")
+                continue
+            result = judge.grade(ex, folder, seed=seed)
+            ok = (result.score == result.max_score > 0) if want_full else result.score == 0
+            ok = ok and not result.grader_errors
+            mark = click.style("ok  ", fg="green") if ok else click.style("FAIL", fg="red")
+            click.echo(f"{mark} {name} {kind}: {result.score:g}/{result.max_score:g}")
+            if not ok:
+                bad = [c for c in result.checks if (c.status != "passed") == want_full or c.status == "error"]
+                for c in bad[:10]:
+                    click.echo(f"       {c.status}: {c.name}: {c.feedback}")
+                problems.append(f"{name} {kind}: {result.score:g}/{result.max_score:g}")
+    click.echo(f"seed {seed}")
+    if problems:
+        raise click.ClickException("; ".join(problems))
+
+
+@click.command()
+@click.argument("exercise")
+@click.argument("folder", required=False, type=click.Path(path_type=Path))
+@seed_option
+@json_option
+@report_option
+@click.option("-v", "--verbose", is_flag=True, help="List passed checks too.")
+def grade_shortcut(exercise, folder, seed, as_json, report_path, verbose):
+    """Grade your work on EXERCISE (the folder ./EXERCISE, or FOLDER when given).
+
+    Writes reports/EXERCISE.html. Example: grade exercise3
+    """
+    folder = folder or Path(exercise)
+    if not folder.is_dir():
+        raise click.ClickException(
+            f"no folder {folder}/ here; run `grade {exercise}` next to your {exercise}/ folder "
+            f"or give its path: `grade {exercise} path/to/{exercise}`")
+    result = _grade_and_show(exercise, folder, seed=seed, as_json=as_json, report_path=report_path,
+                             verbose=verbose)
+    sys.exit(0 if result.score == result.max_score else 1)

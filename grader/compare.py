@@ -1,0 +1,150 @@
+"""Compare a student's array with the expected one, and name the mistake it matches.
+
+``np.allclose`` is not enough (DESIGN.md): it broadcasts a (T, d) result against
+(B=1, T, d), treats NaN leniently in hand-written comparisons and cannot see a float32
+result at unit scale. :func:`expect_array` checks type, dtype, shape and finiteness
+before values, and on a value mismatch computes what each known wrong variant would
+have produced (:class:`Mistake`) and names the closest one that matches.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .plugin import CheckFailure
+
+#: Largest error map (rows, columns) kept for the report's heat map.
+MAX_MAP = (64, 96)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong variant of the computation.
+
+    Attributes:
+        message: the mistake in the lesson's words, shown to the student.
+        compute: returns what the wrong variant produces for the check's inputs.
+        rtol: how close (relative to the largest expected magnitude) the submission must
+            be to the variant to be named; loose only for precision mistakes (float32).
+        nan_matches_any: where the variant is NaN/inf, accept any value from the student
+            (e.g. a row that is fully masked gives NaN with -inf masking but a finite
+            value with -1e9 masking: the same mistake either way).
+    """
+
+    message: str
+    compute: Callable[[], np.ndarray]
+    rtol: float = 1e-7
+    nan_matches_any: bool = False
+
+
+def _describe(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"a NumPy array of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of length {len(value)}"
+    return f"{type(value).__name__} {value!r}"[:120]
+
+
+def _same(got: np.ndarray, variant: np.ndarray, tol: float, nan_matches_any: bool = False) -> bool:
+    """True when ``got`` equals ``variant`` within ``tol``, NaN/inf counted as equal in place."""
+    if variant.shape != got.shape:
+        return False
+    got_bad, var_bad = ~np.isfinite(got), ~np.isfinite(variant)
+    if nan_matches_any:
+        got_bad = got_bad & ~var_bad
+        ok = ~var_bad & ~got_bad
+        return not got_bad.any() and bool(np.all(np.abs(got[ok] - variant[ok]) <= tol))
+    if not np.array_equal(got_bad, var_bad):
+        return False
+    ok = ~got_bad
+    return bool(np.all(np.abs(got[ok] - variant[ok]) <= tol))
+
+
+def diagnose(got: np.ndarray, expected: np.ndarray, mistakes: dict[str, Mistake]) -> str:
+    """The message of the known mistake whose output ``got`` matches, else "".
+
+    When several match, the closest wins. Variants that raise are ignored.
+    """
+    scale = float(np.max(np.abs(expected))) if expected.size else 1.0
+    scale = max(scale, 1.0)
+    best, best_err = "", np.inf
+    for mistake in mistakes.values():
+        try:
+            variant = np.asarray(mistake.compute(), dtype=np.float64)
+        except Exception:  # noqa: BLE001 - a variant that cannot be computed here names nothing
+            continue
+        if not _same(got, variant, max(mistake.rtol * scale, 1e-12), mistake.nan_matches_any):
+            continue
+        finite = np.isfinite(got) & np.isfinite(variant)
+        err = float(np.max(np.abs(got[finite] - variant[finite]), initial=0.0))
+        if err < best_err:
+            best, best_err = mistake.message, err
+    return best
+
+
+def _error_map(err: np.ndarray) -> dict:
+    """2-D |error| for the heat map: (token, feature) of the first batch element."""
+    grid = err
+    axes = ["token", "feature"]
+    if grid.ndim == 1:
+        grid, axes = grid[None, :], ["", "index"]
+    while grid.ndim > 2:
+        grid = grid[0]
+    grid = grid[: MAX_MAP[0], : MAX_MAP[1]]
+    return {"error_map": np.where(np.isfinite(grid), grid, np.nan).tolist(), "error_map_axes": axes}
+
+
+def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
+                 mistakes: dict[str, Mistake] | None = None) -> None:
+    """Fail the check unless ``got`` is a float64 array equal to ``expected`` within ``atol``.
+
+    Args:
+        got: what the submission returned (already decoded from the sandbox).
+        expected: float64 truth, computed by PyTorch in the test.
+        what: the call in words, e.g. ``"multi_head_attention(x, ..., n_heads=6)"``.
+        atol: largest allowed absolute error (DESIGN.md: 1e-6 on float64).
+        mistakes: known wrong variants to try when the values differ.
+
+    Raises:
+        CheckFailure: with feedback (max abs error, worst index, expected vs got), the
+            diagnosis, and an ``error_map`` for the report's heat map.
+    """
+    mistakes = mistakes or {}
+    expected = np.asarray(expected, dtype=np.float64)
+    if not isinstance(got, np.ndarray):
+        raise CheckFailure(f"{what} returned {_describe(got)}; expected a NumPy array of shape "
+                           f"{expected.shape} and dtype float64.")
+    if got.dtype != np.float64:
+        diagnosis = ""
+        if got.dtype == np.float32:
+            diagnosis = ("float32 cast: the result was computed or returned in float32, which keeps only "
+                         "about 7 significant digits; keep every array float64.")
+        raise CheckFailure(f"{what} returned dtype {got.dtype}; expected float64.", diagnosis)
+    if got.shape != expected.shape:
+        diagnosis = ""
+        if got.shape == expected.shape[1:] or got.shape == tuple(s for s in expected.shape if s != 1):
+            diagnosis = "The batch dimension was dropped: keep the (B, T, d_model) layout even when B = 1."
+        elif sorted(got.shape) == sorted(expected.shape):
+            diagnosis = "The axes are in the wrong order (a transpose is missing or extra)."
+        raise CheckFailure(f"{what} returned shape {got.shape}; expected {expected.shape}.", diagnosis)
+    finite = np.isfinite(got)
+    err = np.abs(got - expected)
+    if not finite.all():
+        bad = int((~finite).sum())
+        raise CheckFailure(
+            f"{what} returned {bad} NaN or infinite value(s) out of {got.size} where the expected "
+            f"values are all finite (largest input magnitude matters here).",
+            diagnose(got, expected, mistakes), _error_map(np.where(finite, err, np.inf)),
+        )
+    max_err = float(err.max()) if err.size else 0.0
+    if max_err <= atol:
+        return
+    worst = np.unravel_index(int(np.argmax(err)), err.shape)
+    raise CheckFailure(
+        f"{what}: max abs error {max_err:.3g} (allowed {atol:g}) at index {tuple(int(i) for i in worst)}: "
+        f"expected {expected[worst]:.8g}, got {got[worst]:.8g}; "
+        f"{int((err > atol).sum())} of {err.size} values are off.",
+        diagnose(got, expected, mistakes), _error_map(err),
+    )

@@ -1,0 +1,167 @@
+"""The pytest plugin that turns an exercise's test files into graded checks.
+
+Tests are ordinary pytest functions run in the trusted judge. They declare their weight
+with a marker and talk to the student's code through the ``submission`` fixture, whose
+calls go to the sandbox::
+
+    @pytest.mark.check(points=2, hint="Split d_model into heads", depends=["test_mha_shape"])
+    def test_mha_parity(submission, rng):
+        '''multi_head_attention matches torch.nn.MultiheadAttention.'''  # what the student sees
+        ...
+
+Following pytest-json-report, a ``pytest_runtest_makereport`` hookwrapper builds one
+:class:`~grader.results.CheckResult` per test. A check whose dependency did not pass is
+*skipped*, not failed (check50's habit). Failures carry structure through
+:class:`CheckFailure`; any other exception raised by the test code itself is a grader
+error, never the student's fault.
+"""
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from .exercises import Exercise
+from .results import CheckResult
+from .sandbox import Sandbox, SubmissionError
+
+
+class CheckFailure(AssertionError):
+    """A check failed because of the submission; carries what the report shows.
+
+    Args:
+        feedback: what was wrong, with numbers.
+        diagnosis: the named known mistake the output matches ("" when none does).
+        details: JSON-able extras, e.g. ``{"error_map": [[...]], "error_map_axes": [..]}``.
+    """
+
+    def __init__(self, feedback: str, diagnosis: str = "", details: dict | None = None):
+        super().__init__(feedback)
+        self.feedback = feedback
+        self.diagnosis = diagnosis
+        self.details = details or {}
+
+
+class SubmissionProxy:
+    """What tests see as ``submission``: ``submission.f(*args)`` runs ``f`` in the sandbox.
+
+    Also offers :meth:`has` and :meth:`signature`; the folder is :attr:`path`.
+    """
+
+    def __init__(self, sandbox: Sandbox, path: Path):
+        self._sandbox = sandbox
+        self.path = path
+
+    def has(self, name: str) -> bool:
+        return self._sandbox.has_function(name)
+
+    def signature(self, name: str) -> list[tuple[str, str, bool]]:
+        return self._sandbox.signature(name)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._sandbox.call(name, *args, **kwargs)
+
+
+def _first_paragraph(doc: str | None) -> str:
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
+class GradingPlugin:
+    """Collects one :class:`CheckResult` per test item of one grading run.
+
+    Args:
+        exercise: the exercise being graded.
+        sandbox: where the student's code runs.
+        submission: the student's folder.
+        seed: the run's seed; each check draws from ``(seed, check name)``.
+    """
+
+    def __init__(self, exercise: Exercise, sandbox: Sandbox, submission: Path, seed: int):
+        # Underscored: pytest scans a plugin's attributes for fixtures of the same names.
+        self._exercise = exercise
+        self._sandbox = sandbox
+        self._submission = Path(submission)
+        self._seed = seed
+        self.checks: list[CheckResult] = []
+        self.collection_errors: list[str] = []
+        self._by_function: dict[str, list[str]] = {}
+
+    # ------------------------------------------------------------------ pytest hooks
+    def pytest_configure(self, config):
+        config.addinivalue_line(
+            "markers",
+            "check(points=1, hint='', depends=()): a graded check worth POINTS; HINT is shown when it "
+            "fails; it is skipped unless every test function named in DEPENDS passed.",
+        )
+
+    @pytest.fixture
+    def submission(self) -> SubmissionProxy:
+        return SubmissionProxy(self._sandbox, self._submission)
+
+    @pytest.fixture
+    def exercise(self) -> Exercise:
+        return self._exercise
+
+    @pytest.fixture
+    def rng(self, request) -> np.random.Generator:
+        """A NumPy generator seeded by the run's seed and the check's name (order-independent)."""
+        return np.random.default_rng([self._seed, zlib.crc32(request.node.name.encode())])
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: {report.longreprtext[-2000:]}")
+
+    def pytest_runtest_setup(self, item):
+        marker = item.get_closest_marker("check")
+        depends = marker.kwargs.get("depends", ()) if marker else ()
+        for name in depends:
+            statuses = self._by_function.get(name)
+            if statuses is None or any(s != "passed" for s in statuses):
+                title = name
+                pytest.skip(f"not checked: it needs '{title}' to pass first")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self._record(item, call, report)
+
+    # ------------------------------------------------------------------ results
+    def _record(self, item, call, report) -> None:
+        marker = item.get_closest_marker("check")
+        kwargs = marker.kwargs if marker else {}
+        check = CheckResult(
+            name=item.name,
+            description=_first_paragraph(getattr(item.function, "__doc__", None)) or item.name,
+            max_points=float(kwargs.get("points", 1)),
+            status="passed",
+            hint=kwargs.get("hint", ""),
+            hidden="hidden" in Path(str(item.path)).parts,
+            duration=round(report.duration, 4),
+        )
+        exc = call.excinfo.value if call.excinfo is not None else None
+        if report.skipped:
+            check.status = "skipped"
+            check.feedback = str(getattr(exc, "msg", exc) or "skipped")
+        elif report.failed and isinstance(exc, CheckFailure):
+            check.status, check.feedback = "failed", exc.feedback
+            check.diagnosis, check.details = exc.diagnosis, exc.details
+        elif report.failed and isinstance(exc, SubmissionError):
+            check.status, check.feedback = "failed", exc.message
+            if exc.traceback:
+                check.details["traceback"] = exc.traceback
+        elif report.failed and isinstance(exc, AssertionError):
+            check.status = "failed"
+            check.feedback = str(exc).split("\nassert ")[0].strip() or "the check's assertion failed"
+        elif report.failed:
+            check.status = "error"
+            check.feedback = (f"the grader itself failed on this check ({type(exc).__name__}: {exc}); "
+                              "this is not your fault, please tell the course staff")
+            check.details["traceback"] = report.longreprtext[-4000:]
+        self.checks.append(check)
+        self._by_function.setdefault(item.originalname, []).append(check.status)

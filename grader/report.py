@@ -1,0 +1,94 @@
+"""Views of a :class:`~grader.results.SubmissionResult`: terminal summary and HTML report."""
+from __future__ import annotations
+
+import base64
+import io
+import os
+import tempfile
+from pathlib import Path
+
+import click
+import jinja2
+
+from .results import SubmissionResult
+
+_STATUS_STYLE = {"passed": ("PASS", "green"), "failed": ("FAIL", "red"),
+                 "skipped": ("SKIP", "yellow"), "error": ("ERROR", "magenta")}
+
+
+def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
+    """A short coloured summary: score, then one line per check, hints for failures.
+
+    Passed checks are folded into a count unless ``verbose``. Colours are ANSI codes that
+    ``click.echo`` strips when the output is not a terminal.
+    """
+    lines = [click.style(f"{result.exercise}: {result.score:g} / {result.max_score:g} points", bold=True)
+             + f"   (seed {result.seed}, {result.duration:.1f} s)"]
+    passed = [c for c in result.checks if c.status == "passed"]
+    for check in result.checks:
+        if check.status == "passed" and not verbose:
+            continue
+        label, colour = _STATUS_STYLE[check.status]
+        lines.append(f"  {click.style(label.ljust(5), fg=colour, bold=True)} "
+                     f"{check.description} [{check.points:g}/{check.max_points:g}]")
+        if check.feedback and check.status != "passed":
+            lines.append(f"        {check.feedback}")
+        if check.diagnosis:
+            lines.append("        " + click.style(f"Likely mistake: {check.diagnosis}", fg="cyan"))
+        if check.hint and check.status == "failed":
+            lines.append(f"        Hint: {check.hint}")
+    if passed and not verbose:
+        lines.append(f"  {click.style('PASS', fg='green', bold=True)}  {len(passed)} other check(s) passed")
+    for note in result.notes:
+        lines.append(click.style(f"  Note: {note}", fg="yellow"))
+    return "\n".join(lines)
+
+
+def heatmap_png(values: list[list[float]], axes: list[str]) -> str:
+    """A small heat map of |error| as a base64 PNG (for an <img> data URI).
+
+    Args:
+        values: rows × columns of absolute errors (NaN for non-finite outputs).
+        axes: labels of the rows and columns, e.g. ``["token", "feature"]``.
+    """
+    os.environ.setdefault("MPLCONFIGDIR", os.path.join(tempfile.gettempdir(), "grader-matplotlib"))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    grid = np.array(values, dtype=float)
+    fig, ax = plt.subplots(figsize=(4.8, 2.6), dpi=100)
+    image = ax.imshow(np.nan_to_num(grid, nan=np.nanmax(grid, initial=0.0) if np.isfinite(grid).any() else 1.0),
+                      aspect="auto", cmap="magma", interpolation="nearest")
+    ax.set_xlabel(axes[1] if len(axes) > 1 else "")
+    ax.set_ylabel(axes[0] if axes else "")
+    fig.colorbar(image, ax=ax, label="|error|")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("grader", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]))
+    env.filters["heatmap"] = lambda details: heatmap_png(details["error_map"], details.get("error_map_axes", []))
+    return env
+
+
+def render_html(result: SubmissionResult) -> str:
+    """The whole report as one self-contained HTML page (inline CSS and images)."""
+    return _environment().get_template("report.html.j2").render(r=result)
+
+
+def write_html(result: SubmissionResult, path: Path) -> Path:
+    """Write the report atomically to ``path`` (folders created); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(render_html(result), encoding="utf-8")
+    tmp.replace(path)
+    return path
