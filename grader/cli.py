@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from . import exercises, judge, report
+from . import corpus, exercises, judge, report
 
 
 def _grade_and_show(name: str, submission: Path, *, seed: int | None, as_json: bool,
@@ -70,9 +70,10 @@ def list_command():
 @seed_option
 @click.option("--exercise", "only", multiple=True, help="Check only this exercise (repeatable).")
 def check_solutions_command(seed, only):
-    """Course CI: every reference solution gets full marks, every skeleton gets 0.
+    """Course CI: reference solutions get full marks, skeletons get 0, known mistakes are caught.
 
-    Exits 1 when any does not. Example: grader check-solutions --seed 1
+    Known mistakes are the cases in tests/corpus/EXERCISE/ (each with its expected.toml).
+    Exits 1 when anything does not hold. Example: grader check-solutions --seed 1
     """
     names = list(only) or exercises.available()
     seed = judge.new_seed() if seed is None else seed
@@ -93,6 +94,15 @@ def check_solutions_command(seed, only):
                 for c in bad[:10]:
                     click.echo(f"       {c.status}: {c.name}: {c.feedback}")
                 problems.append(f"{name} {kind}: {result.score:g}/{result.max_score:g}")
+        for case in corpus.cases(name):
+            result = judge.grade(ex, case.folder, seed=seed)
+            found = corpus.verify(case, result)
+            mark = click.style("ok  ", fg="green") if not found else click.style("FAIL", fg="red")
+            click.echo(f"{mark} {name} known mistake {case.name}: {result.score:g}/{result.max_score:g}")
+            for problem in found:
+                click.echo(f"       {problem}")
+            if found:
+                problems.append(f"{name} {case.name}: " + "; ".join(found))
     click.echo(f"seed {seed}")
     if problems:
         raise click.ClickException("; ".join(problems))

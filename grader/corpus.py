@@ -1,0 +1,86 @@
+"""The known-wrong corpus: submissions with one known mistake each, and what must happen.
+
+Layout: ``tests/corpus/EXERCISE/CASE/`` holds the submission's files and an
+``expected.toml`` written by hand::
+
+    mistake = "output projection W_O forgotten"   # what the case is, for people
+    diagnosis = "W_O"          # a substring the diagnosis of some failed check must contain
+    fails = ["test_mha_parity"]          # test functions that must lose points (all items failed)
+    passes = ["test_softmax_matches_torch"]  # test functions that must keep full points
+    message = "timed out"      # optional: a substring some failed check's feedback must contain
+
+``grader check-solutions`` and the grader's own tests both use :func:`verify`.
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .exercises import course_root
+from .results import SubmissionResult
+
+
+@dataclass(frozen=True)
+class Case:
+    """One corpus entry and its hand-written expectations."""
+
+    name: str
+    folder: Path
+    mistake: str
+    fails: tuple[str, ...] = ()
+    passes: tuple[str, ...] = ()
+    diagnosis: str = ""
+    message: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def cases(exercise: str, kind: str = "corpus") -> list[Case]:
+    """All cases of ``tests/KIND/EXERCISE/*/expected.toml``, sorted by name ([] if none)."""
+    base = course_root() / "tests" / kind / exercise
+    out = []
+    for spec in sorted(base.glob("*/expected.toml")):
+        data = tomllib.loads(spec.read_text(encoding="utf-8"))
+        out.append(Case(
+            name=spec.parent.name, folder=spec.parent, mistake=data.get("mistake", ""),
+            fails=tuple(data.get("fails", ())), passes=tuple(data.get("passes", ())),
+            diagnosis=data.get("diagnosis", ""), message=data.get("message", ""),
+        ))
+    return out
+
+
+def _function(check_name: str) -> str:
+    return check_name.split("[")[0]
+
+
+def verify(case: Case, result: SubmissionResult) -> list[str]:
+    """Everything about ``result`` that contradicts ``case``'s expectations ([] when all hold)."""
+    problems = []
+    if result.grader_errors:
+        problems.append("grader error on " + ", ".join(c.name for c in result.grader_errors))
+    if result.score >= result.max_score:
+        problems.append(f"got full marks ({result.score:g}/{result.max_score:g})")
+    by_function: dict[str, list] = {}
+    for check in result.checks:
+        by_function.setdefault(_function(check.name), []).append(check)
+    for name in case.fails:
+        checks = by_function.get(name)
+        if not checks:
+            problems.append(f"no check named {name}")
+        elif any(c.status == "passed" for c in checks if c.max_points > 0):
+            problems.append(f"{name} should fail but passed on "
+                            + ", ".join(c.name for c in checks if c.status == "passed"))
+    for name in case.passes:
+        checks = by_function.get(name)
+        if not checks:
+            problems.append(f"no check named {name}")
+        elif any(c.status != "passed" for c in checks):
+            bad = next(c for c in checks if c.status != "passed")
+            problems.append(f"{name} should pass but {bad.name} {bad.status}: {bad.feedback}")
+    failed = [c for c in result.checks if c.status != "passed"]
+    if case.diagnosis and not any(case.diagnosis.lower() in c.diagnosis.lower() for c in failed):
+        named = sorted({c.diagnosis for c in failed if c.diagnosis}) or ["nothing"]
+        problems.append(f"diagnosis should mention {case.diagnosis!r}; named: {' | '.join(named)}")
+    if case.message and not any(case.message.lower() in c.feedback.lower() for c in failed):
+        problems.append(f"no failed check's feedback mentions {case.message!r}")
+    return problems
