@@ -70,6 +70,13 @@ def _first_paragraph(doc: str | None) -> str:
     return " ".join((doc or "").strip().split("\n\n")[0].split())
 
 
+def _describe(item) -> str:
+    """The check's docstring sentence, with the parameter id of a parametrized check."""
+    text = _first_paragraph(getattr(item.function, "__doc__", None)) or item.originalname
+    callspec = getattr(item, "callspec", None)
+    return f"{text.rstrip('.')} ({callspec.id})." if callspec is not None else text
+
+
 class GradingPlugin:
     """Collects one :class:`CheckResult` per test item of one grading run.
 
@@ -121,8 +128,7 @@ class GradingPlugin:
         for name in depends:
             statuses = self._by_function.get(name)
             if statuses is None or any(s != "passed" for s in statuses):
-                title = name
-                pytest.skip(f"not checked: it needs '{title}' to pass first")
+                pytest.skip(f"not checked: it needs {name} to pass first")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -137,7 +143,7 @@ class GradingPlugin:
         kwargs = marker.kwargs if marker else {}
         check = CheckResult(
             name=item.name,
-            description=_first_paragraph(getattr(item.function, "__doc__", None)) or item.name,
+            description=_describe(item),
             max_points=float(kwargs.get("points", 1)),
             status="passed",
             hint=kwargs.get("hint", ""),

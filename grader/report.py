@@ -25,8 +25,12 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
     lines = [click.style(f"{result.exercise}: {result.score:g} / {result.max_score:g} points", bold=True)
              + f"   (seed {result.seed}, {result.duration:.1f} s)"]
     passed = [c for c in result.checks if c.status == "passed"]
+    skipped: dict[str, int] = {}
     for check in result.checks:
         if check.status == "passed" and not verbose:
+            continue
+        if check.status == "skipped" and not verbose:
+            skipped[check.feedback] = skipped.get(check.feedback, 0) + 1
             continue
         label, colour = _STATUS_STYLE[check.status]
         lines.append(f"  {click.style(label.ljust(5), fg=colour, bold=True)} "
@@ -37,6 +41,8 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
             lines.append("        " + click.style(f"Likely mistake: {check.diagnosis}", fg="cyan"))
         if check.hint and check.status == "failed":
             lines.append(f"        Hint: {check.hint}")
+    for reason, count in skipped.items():
+        lines.append(f"  {click.style('SKIP ', fg='yellow', bold=True)} {count} check(s) {reason}")
     if passed and not verbose:
         lines.append(f"  {click.style('PASS', fg='green', bold=True)}  {len(passed)} other check(s) passed")
     for note in result.notes:
