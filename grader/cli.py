@@ -116,10 +116,15 @@ def check_solutions_command(seed, only):
 @report_option
 @click.option("-v", "--verbose", is_flag=True, help="List passed checks too.")
 def grade_shortcut(exercise, folder, seed, as_json, report_path, verbose):
-    """Grade your work on EXERCISE (the folder ./EXERCISE, or FOLDER when given).
+    """Grade your work on EXERCISE: the folder ./EXERCISE, or FOLDER when given.
 
-    Writes reports/EXERCISE.html. Example: grade exercise3
+    EXERCISE may also be the path of your folder (its name is the exercise). Writes
+    reports/EXERCISE.html; exits 0 on full marks, 1 otherwise.
+
+    Examples: grade exercise3 / grade ~/course/exercise3 / grade exercise3 my_attempt/
     """
+    if folder is None and Path(exercise).name != exercise:  # `grade path/to/exercise3`
+        folder, exercise = Path(exercise), Path(exercise).name
     folder = folder or Path(exercise)
     if not folder.is_dir():
         raise click.ClickException(
