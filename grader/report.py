@@ -68,6 +68,10 @@ def heatmap_png(values: list[list[float]], axes: list[str]) -> str:
     fig, ax = plt.subplots(figsize=(4.8, 2.6), dpi=100)
     image = ax.imshow(np.nan_to_num(grid, nan=np.nanmax(grid, initial=0.0) if np.isfinite(grid).any() else 1.0),
                       aspect="auto", cmap="magma", interpolation="nearest")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(axes[1] if len(axes) > 1 else "")
     ax.set_ylabel(axes[0] if axes else "")
     fig.colorbar(image, ax=ax, label="|error|")
@@ -85,9 +89,17 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+_ORDER = {"error": 0, "failed": 1, "skipped": 2, "passed": 3}
+
+
 def render_html(result: SubmissionResult) -> str:
-    """The whole report as one self-contained HTML page (inline CSS and images)."""
-    return _environment().get_template("report.html.j2").render(r=result)
+    """The whole report as one self-contained HTML page (inline CSS and images).
+
+    Checks are listed grader errors and failures first, then skipped, then passed.
+    """
+    checks = sorted(result.checks, key=lambda c: _ORDER[c.status])
+    counts = {s: sum(c.status == s for c in result.checks) for s in _ORDER}
+    return _environment().get_template("report.html.j2").render(r=result, checks=checks, counts=counts)
 
 
 def write_html(result: SubmissionResult, path: Path) -> Path:

@@ -1,0 +1,80 @@
+"""The HTML report: content, escaping of student output, and how it looks in headless Chromium."""
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from grader import report
+from grader.results import CheckResult, SubmissionResult
+
+
+def _result():
+    # A causal-mask bug: error only below the diagonal of (token, token) -- drawn by hand here.
+    error_map = np.tril(np.full((6, 6), 0.3), k=-1).tolist()
+    return SubmissionResult(
+        exercise="exercise3", submission="students/ada", seed=42, duration=1.5,
+        isolation="bubblewrap: test", output="<script>alert('x')</script>\nprinted by the student",
+        checks=[
+            CheckResult("test_softmax_small", "softmax of a hand-worked case.", 1, "passed"),
+            CheckResult("test_mha_parity[B2_T6_d8_h2_causal]", "multi_head_attention matches torch.", 2, "failed",
+                        feedback="max abs error 0.3 (allowed 1e-06)", hint="mask before softmax",
+                        diagnosis="causal mask off by one", details={"error_map": error_map,
+                                                                     "error_map_axes": ["token", "feature"]}),
+            CheckResult("test_block_parity[B1]", "block matches torch.", 1, "skipped",
+                        feedback="not checked: it needs test_block_shape to pass first"),
+        ],
+    )
+
+
+def test_html_report_shows_score_checks_and_escapes_student_output(tmp_path):
+    path = report.write_html(_result(), tmp_path / "r.html")
+    html = path.read_text(encoding="utf-8")
+    assert "1 / 4 points" in html  # 1 passed point out of 1 + 2 + 1
+    assert "causal mask off by one" in html and "mask before softmax" in html
+    assert "seed <code>42</code>" in html
+    assert "data:image/png;base64," in html  # the heat map
+    assert "<script>alert" not in html and "&lt;script&gt;" in html
+
+
+def test_terminal_summary_names_the_mistake_and_folds_passed_checks():
+    text = report.terminal_summary(_result())
+    assert "exercise3: 1 / 4 points" in text
+    assert "Likely mistake: causal mask off by one" in text
+    assert "Hint: mask before softmax" in text
+    assert "1 other check(s) passed" in text
+    assert "1 check(s) not checked: it needs test_block_shape to pass first" in text
+
+
+def _chromium():
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None and os.environ.get("CI"):
+        pytest.fail("chromium is not installed; .ci/run installs it for the screenshot test")
+    if path is None:
+        pytest.skip("chromium not installed (apt-get install chromium); CI always runs this test")
+    return path
+
+
+def test_report_renders_in_headless_chromium(tmp_path):
+    """Screenshot the report and look for its colours: green score bar, red FAILED badge, heat map."""
+    chromium = _chromium()
+    page = report.write_html(_result(), tmp_path / "r.html")
+    shot = tmp_path / "shot.png"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars", "--window-size=1000,1400",
+                    f"--screenshot={shot}", page.as_uri()], check=True, capture_output=True, timeout=120)
+    import matplotlib.image
+
+    pixels = (matplotlib.image.imread(shot)[:, :, :3] * 255).round().astype(int)
+    assert pixels.shape[:2] == (1400, 1000)
+
+    def count(rgb, tol=12):
+        return int((np.abs(pixels - np.array(rgb)).max(axis=2) <= tol).sum())
+
+    assert count((0x2F, 0x9E, 0x44)) > 500   # score bar and PASSED badge (#2f9e44)
+    assert count((0xC9, 0x2A, 0x2A)) > 100   # FAILED badge (#c92a2a)
+    assert count((0xE7, 0xF5, 0xFF)) > 2000  # diagnosis box (#e7f5ff)
+    # The magma heat map has near-black cells (zero error above the diagonal).
+    assert count((0, 0, 4), tol=20) > 300
