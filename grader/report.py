@@ -26,6 +26,7 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
              + f"   (seed {result.seed}, {result.duration:.1f} s)"]
     passed = [c for c in result.checks if c.status == "passed"]
     skipped: dict[str, int] = {}
+    said: set[tuple[str, str]] = set()
     for check in result.checks:
         if check.status == "passed" and not verbose:
             continue
@@ -37,6 +38,11 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
                      f"{check.description} [{check.points:g}/{check.max_points:g}]")
         if check.feedback and check.status != "passed":
             lines.append(f"        {check.feedback}")
+        # Cases of one parametrized check usually share the mistake: say it once.
+        key = (check.name.split("[")[0], check.diagnosis)
+        if key in said and not verbose:
+            continue
+        said.add(key)
         if check.diagnosis:
             lines.append("        " + click.style(f"Likely mistake: {check.diagnosis}", fg="cyan"))
         if check.hint and check.status == "failed":
