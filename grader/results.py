@@ -51,6 +51,8 @@ class CheckResult:
         details: JSON-able extras for reports (e.g. ``error_map``).
         hidden: True for checks from the hidden tests.
         duration: seconds spent in the check.
+        override: an instructor's decision, ``{"points": p, "comment": "..."}``; when set,
+            it replaces the automatic points (see :attr:`points`).
     """
 
     name: str
@@ -63,10 +65,13 @@ class CheckResult:
     details: dict[str, Any] = field(default_factory=dict)
     hidden: bool = False
     duration: float = 0.0
+    override: dict[str, Any] | None = None
 
     @property
     def points(self) -> float:
-        """Points earned (see :func:`points_for`)."""
+        """Points earned: the instructor's override if any, else :func:`points_for`."""
+        if self.override is not None:
+            return float(self.override["points"])
         return points_for(self.status, self.max_points)
 
 
@@ -82,6 +87,7 @@ class SubmissionResult:
         isolation: how student code was isolated (shown in the report).
         output: captured stdout/stderr of the student's code (capped).
         notes: grader-level messages (e.g. "hidden tests not available").
+        needs_review: why a person should look at this grade (empty: no review needed).
         duration: wall seconds for the whole grading.
     """
 
@@ -92,6 +98,7 @@ class SubmissionResult:
     isolation: str = ""
     output: str = ""
     notes: list[str] = field(default_factory=list)
+    needs_review: list[str] = field(default_factory=list)
     duration: float = 0.0
 
     @property
