@@ -4,7 +4,7 @@ Each exercise folder holds an ``exercise.toml``::
 
     title = "..."
     files = ["attention.py"]          # what a submission must contain
-    module = "attention"              # what the sandbox imports
+    module = "attention"              # what the sandbox imports ("" when nothing runs, e.g. prose)
     forbidden_imports = ["torch"]     # static check
     [limits]
     call_timeout = 10                 # s wall clock per call
@@ -104,7 +104,7 @@ def load(name: str) -> Exercise:
             root=root,
             title=data["title"],
             files=tuple(data["files"]),
-            module=data["module"],
+            module=data.get("module", ""),
             forbidden_imports=tuple(data.get("forbidden_imports", ())),
             limits=limits,
         )

@@ -343,6 +343,8 @@ class Sandbox:
             self.load_error = SubmissionError(
                 "missing", f"the submission has no {', '.join(missing)} (looked in {self.submission}).")
             raise self.load_error
+        if not self.exercise.module:
+            raise SubmissionError("missing", f"{self.exercise.name} has no code to run.")
         self._start()
         try:
             message, blobs = self._request({"op": "load"}, [], START_TIMEOUT, f"importing {self.exercise.module}.py")
