@@ -57,6 +57,47 @@ def grade_command(exercise, submission, seed, as_json, report_path, verbose):
     _grade_and_show(exercise, submission, seed=seed, as_json=as_json, report_path=report_path, verbose=verbose)
 
 
+@main.command("batch")
+@click.argument("exercise")
+@click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder [default: reports/EXERCISE].")
+@click.option("--jobs", type=int, default=2, show_default=True, help="Submissions graded in parallel.")
+@click.option("--resume", is_flag=True, help="Keep the grades already in --out; grade only the missing students.")
+@click.option("--timeout", type=float, default=None,
+              help="Wall seconds one submission's code may use in total [default: per-call limits only].")
+@seed_option
+def batch_command(exercise, submissions, out, jobs, resume, timeout, seed):
+    """Grade every submission in SUBMISSIONS (one folder or .zip per student).
+
+    Writes OUT/gradebook.sqlite (a row per student, as soon as graded), grades.csv,
+    index.html (class overview), reports/STUDENT.html, results/STUDENT.json and
+    gradescope/STUDENT/results.json. Interrupt at any time; --resume finishes the job.
+
+    Example: grader batch exercise3 submissions/ --jobs 2
+    """
+    from . import batch
+
+    out = out or Path("reports") / exercise
+    book = batch.run(exercise, submissions, out, jobs=jobs, resume=resume, budget=timeout, seed=seed)
+    click.echo(f"Gradebook: {book.path}\nGrades: {out / 'grades.csv'}\nOverview: {out / 'index.html'}")
+
+
+@main.command("release")
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--exercise", "only", multiple=True, help="Include only this exercise (repeatable).")
+def release_command(out, only):
+    """Write the student bundle to OUT: skeletons, READMEs, public tests and the grader.
+
+    Never includes solutions/, hidden tests or the grader's own tests.
+    Example: grader release dist/students
+    """
+    from . import release
+
+    names = release.build(out, list(only) or None)
+    click.echo(f"Release for {', '.join(names)} written to {out}")
+
+
 @main.command("list")
 def list_command():
     """List the exercises and what a submission must contain."""

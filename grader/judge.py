@@ -27,7 +27,7 @@ def new_seed() -> int:
 
 
 def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, uid: int = 61000,
-          use_bubblewrap: bool | None = None) -> SubmissionResult:
+          use_bubblewrap: bool | None = None, budget: float | None = None) -> SubmissionResult:
     """Grade ``submission`` (a folder) on ``exercise``.
 
     Args:
@@ -36,6 +36,7 @@ def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, uid:
         seed: seed for every randomised check; a fresh one when None (recorded either way).
         uid: unprivileged uid the sandbox runs as when the grader is root.
         use_bubblewrap: force (True) or forbid (False) bubblewrap; None uses it when it works.
+        budget: wall seconds the submission's code may use in total (None: per-call limits only).
 
     Returns:
         The result; never raises because of the submission. A failure of the grader
@@ -58,7 +59,7 @@ def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, uid:
     root = str(course_root())
     if root not in sys.path:
         sys.path.insert(0, root)  # tests import their helpers as exercises.<name>.tests.<module>
-    with Sandbox(exercise, submission, uid=uid, use_bubblewrap=use_bubblewrap) as sandbox:
+    with Sandbox(exercise, submission, uid=uid, use_bubblewrap=use_bubblewrap, budget=budget) as sandbox:
         plugin = GradingPlugin(exercise, sandbox, submission, seed)
         args = [str(d) for d in exercise.test_dirs] + [
             "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:randomly",

@@ -168,10 +168,12 @@ class Sandbox:
         submission: the student's folder (read, never written).
         uid: unprivileged user id to run as when the grader runs as root.
         use_bubblewrap: None picks bubblewrap when it works.
+        budget: wall seconds all calls together may take (None: per-call limits only);
+            once spent, every further call fails at once with a timeout.
     """
 
     def __init__(self, exercise: Exercise, submission: Path, *, uid: int = 61000,
-                 use_bubblewrap: bool | None = None):
+                 use_bubblewrap: bool | None = None, budget: float | None = None):
         self.exercise = exercise
         self.limits: Limits = exercise.limits
         self.submission = Path(submission)
@@ -185,6 +187,8 @@ class Sandbox:
         self.load_error: SubmissionError | None = None
         self.timeouts: dict[str, int] = {}
         self.calls = 0
+        self.budget = budget
+        self.deadline = None if budget is None else time.monotonic() + budget
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -277,6 +281,12 @@ class Sandbox:
     # ------------------------------------------------------------------ protocol
     def _request(self, message: dict, blobs: list[bytes], timeout: float, what: str):
         assert self.proc is not None
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise SubmissionError("timeout", f"{what} was not run: the submission used up its grading "
+                                                 f"time budget of {self.budget:g} s.")
+            timeout = min(timeout, left)
         self.calls += 1
         message = dict(message, id=self.calls)
         try:

@@ -1,0 +1,4 @@
+"""``python -m grader`` is the ``grader`` command."""
+from .cli import main
+
+main()

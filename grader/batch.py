@@ -1,0 +1,214 @@
+"""Grade a folder of submissions: in parallel, each in its own sandbox, resumably.
+
+Flow: :func:`run` finds the students (:mod:`grader.submissions`), skips those already in
+the gradebook when resuming, and hands the rest to a pool of judge processes. Each worker
+imports torch once (the expensive part) and grades many submissions
+(:func:`_grade_one`): unpack or copy into a private temp folder, grade in a sandbox running
+as the worker's own unprivileged uid, write the JSON, Gradescope JSON and HTML report
+atomically. The parent records each grade in the SQLite gradebook the moment it arrives,
+then writes ``grades.csv`` and the class overview.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from . import exercises, judge, overview, report
+from .gradebook import Gradebook
+from .results import SubmissionResult
+from .submissions import RefusedSubmission, Submission, discover, locate, safe_extract
+
+#: First unprivileged uid for sandboxes; worker k uses BASE_UID + k (RLIMIT_NPROC is per uid).
+BASE_UID = 61000
+#: Times a submission is retried after the worker grading it died.
+MAX_ATTEMPTS = 2
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a worker needs to grade one submission (picklable)."""
+
+    exercise: str
+    student: str
+    source: str
+    out: str
+    seed: int
+    budget: float | None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temp file and a rename (never a half-written file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+# ------------------------------------------------------------------------------ worker side
+_uid = BASE_UID
+
+
+def _init_worker(counter) -> None:
+    """Runs once per worker: a uid of its own, torch imported and pinned to one thread."""
+    global _uid
+    with counter.get_lock():
+        counter.value += 1
+        _uid = BASE_UID + counter.value
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _copy_folder(source: Path, dest: Path) -> None:
+    for path in source.rglob("*"):
+        if path.is_symlink():
+            raise RefusedSubmission(f"the submission contains a symbolic link ({path.relative_to(source)}); "
+                                    "submit plain files.")
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", ".git", "__MACOSX"))
+
+
+def _grade_one(task: Task) -> tuple[str, str, dict | None, str]:
+    """Grade one submission in this worker. Returns (student, status, result dict, error).
+
+    Status is ``graded``, ``refused`` (bad zip, files missing) or ``grader_error``.
+    """
+    exercise = exercises.load(task.exercise)
+    out = Path(task.out)
+    with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
+        try:
+            source = Path(task.source)
+            unpacked = Path(tmp) / "submission"
+            if source.is_dir():
+                _copy_folder(source, unpacked)
+            else:
+                safe_extract(source, unpacked)
+            folder = locate(unpacked, exercise.files)
+        except RefusedSubmission as exc:
+            return task.student, "refused", None, str(exc)
+        try:
+            result = judge.grade(exercise, folder, seed=task.seed, uid=_uid, budget=task.budget)
+        except Exception:  # noqa: BLE001 - a grader crash is recorded, never the student's zero
+            return task.student, "grader_error", None, traceback.format_exc(limit=5)[-2000:]
+    result.submission = task.student
+    write_atomic(out / "results" / f"{task.student}.json", result.to_json())
+    write_atomic(out / "gradescope" / task.student / "results.json",
+                 json.dumps(report.gradescope_json(result), indent=2))
+    write_atomic(out / "reports" / f"{task.student}.html", report.render_html(result))
+    status = "grader_error" if result.grader_errors else "graded"
+    error = "; ".join(f"{c.name}: {c.feedback}" for c in result.grader_errors)
+    return task.student, status, result.to_dict(), error
+
+
+# ------------------------------------------------------------------------------ parent side
+class Progress:
+    """Count, rate and ETA: a bar on a terminal, a plain line every few seconds otherwise."""
+
+    def __init__(self, total: int, label: str):
+        self.total, self.done, self.start = total, 0, time.monotonic()
+        self.tty = sys.stdout.isatty()
+        self.last_line = 0.0
+        self.label = label
+
+    def update(self, student: str) -> None:
+        self.done += 1
+        elapsed = max(time.monotonic() - self.start, 1e-9)
+        rate = self.done / elapsed
+        eta = (self.total - self.done) / rate if rate else 0
+        text = f"{self.label} {self.done}/{self.total}  {rate:.1f}/s  ETA {eta:.0f} s"
+        if self.tty:
+            width = 30
+            filled = int(width * self.done / max(self.total, 1))
+            click.echo(f"\r[{'#' * filled}{'-' * (width - filled)}] {text}  {student[:20]:<20}", nl=False)
+            if self.done == self.total:
+                click.echo()
+        elif time.monotonic() - self.last_line >= 2 or self.done == self.total:
+            click.echo(text)
+            self.last_line = time.monotonic()
+
+
+def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, resume: bool = False,
+        budget: float | None = None, seed: int | None = None) -> Gradebook:
+    """Grade every submission in ``submissions_dir``; write the gradebook, CSV and overview to ``out``.
+
+    Args:
+        exercise_name: e.g. ``exercise3``.
+        submissions_dir: one sub-folder or ``.zip`` per student.
+        out: output folder (``gradebook.sqlite``, ``grades.csv``, ``index.html``, ``reports/``,
+            ``results/``, ``gradescope/``).
+        jobs: judge processes working in parallel.
+        resume: keep the grades already in ``out`` and grade only the missing students.
+        budget: wall seconds each submission's code may use in total (None: per-call limits only).
+        seed: seed of a new batch (a resumed batch keeps its own).
+
+    Returns:
+        The (closed) gradebook, for its path and seed.
+
+    Raises:
+        click.ClickException: bad arguments, or ``out`` already holds grades and ``resume`` is off.
+    """
+    exercise = exercises.load(exercise_name)
+    try:
+        students = discover(submissions_dir)
+    except FileNotFoundError as exc:
+        raise click.ClickException(f"{exc}; give the folder that holds one folder or .zip per student")
+    if jobs < 1:
+        raise click.ClickException(f"--jobs must be at least 1, got {jobs}")
+    db_path = out / "gradebook.sqlite"
+    if db_path.exists() and not resume:
+        raise click.ClickException(f"{out} already holds a gradebook; add --resume to finish it, "
+                                   "or choose another --out")
+    with Gradebook(db_path, exercise.name, judge.new_seed() if seed is None else seed) as book:
+        done = book.students()
+        todo = [s for s in students if s.student not in done]
+        click.echo(f"{exercise.name}: {len(students)} submissions, {len(done & {s.student for s in students})} "
+                   f"already graded, {len(todo)} to grade with {jobs} worker(s); seed {book.seed}")
+        progress = Progress(len(todo), "graded")
+        _grade_all(todo, exercise.name, out, book, jobs, budget, progress)
+        book.write_csv(out / "grades.csv")
+        write_atomic(out / "index.html", overview.render(exercise, book.rows()))
+    return book
+
+
+def _grade_all(todo: list[Submission], exercise: str, out: Path, book: Gradebook, jobs: int,
+               budget: float | None, progress: Progress) -> None:
+    tasks = [Task(exercise, s.student, str(s.source), str(out), book.seed, budget) for s in todo]
+    attempts: dict[str, int] = {}
+    context = multiprocessing.get_context("spawn")
+    counter = context.Value("i", 0)
+    while tasks:
+        retry: list[Task] = []
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
+                                 initializer=_init_worker, initargs=(counter,)) as pool:
+            futures = {pool.submit(_grade_one, t): t for t in tasks}
+            while futures:
+                finished, _ = wait(futures, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    task = futures.pop(future)
+                    try:
+                        student, status, data, error = future.result()
+                    except BrokenProcessPool:
+                        attempts[task.student] = attempts.get(task.student, 0) + 1
+                        if attempts[task.student] < MAX_ATTEMPTS:
+                            retry.append(task)
+                            continue
+                        student, status, data, error = (task.student, "grader_error", None,
+                                                        "the grading worker died twice on this submission")
+                    except Exception as exc:  # noqa: BLE001 - recorded as a grader error
+                        student, status, data, error = task.student, "grader_error", None, repr(exc)
+                    result = SubmissionResult.from_dict(data) if data else None
+                    book.record(student, status, result=result, error=error)
+                    progress.update(student)
+        tasks = retry
+

@@ -1,0 +1,115 @@
+"""The batch gradebook: one SQLite row per student, written as soon as it is graded.
+
+Each row commits on its own, so a batch killed at any point keeps every finished grade and
+``--resume`` grades only the missing students. The batch's exercise and seed are stored
+too: a resumed batch uses the same seed, so it ends with the same grades as an
+uninterrupted run.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from pathlib import Path
+
+import click
+
+from .results import SubmissionResult
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS grades (
+    student TEXT PRIMARY KEY,
+    status TEXT NOT NULL,          -- graded | refused | grader_error
+    score REAL NOT NULL,
+    max_score REAL NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    needs_review TEXT NOT NULL DEFAULT '',
+    duration REAL NOT NULL DEFAULT 0,
+    result TEXT                    -- SubmissionResult.to_dict() as JSON; NULL when refused
+);
+"""
+
+
+class Gradebook:
+    """A batch's grades in ``PATH`` (SQLite). Use as a context manager.
+
+    Args:
+        path: the database file (created with its folder).
+        exercise: the exercise graded; a gradebook of another exercise is refused.
+        seed: the seed of a new gradebook; an existing one keeps its own (see :attr:`seed`).
+
+    Raises:
+        click.ClickException: the file belongs to another exercise.
+    """
+
+    def __init__(self, path: Path, exercise: str, seed: int):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(path)
+        self.db.executescript(SCHEMA)
+        meta = dict(self.db.execute("SELECT key, value FROM meta"))
+        if meta and meta.get("exercise") != exercise:
+            raise click.ClickException(
+                f"{path} is the gradebook of {meta.get('exercise')}, not {exercise}; choose another --out")
+        if not meta:
+            with self.db:
+                self.db.executemany("INSERT INTO meta VALUES (?, ?)", [("exercise", exercise), ("seed", str(seed))])
+            meta = {"exercise": exercise, "seed": str(seed)}
+        self.exercise = exercise
+        self.seed = int(meta["seed"])
+
+    def __enter__(self) -> "Gradebook":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.db.close()
+
+    def students(self) -> set[str]:
+        """Students that already have a row."""
+        return {row[0] for row in self.db.execute("SELECT student FROM grades")}
+
+    def record(self, student: str, status: str, *, result: SubmissionResult | None = None,
+               error: str = "", max_score: float = 0.0) -> None:
+        """Write (or replace) one student's row in its own transaction."""
+        score = result.score if result and status == "graded" else 0.0
+        max_score = result.max_score if result else max_score
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (student, status, score, max_score, error,
+                 "; ".join(result.needs_review) if result else "",
+                 result.duration if result else 0.0,
+                 json.dumps(result.to_dict()) if result else None),
+            )
+
+    def rows(self) -> list[dict]:
+        """All rows as dicts, sorted by student; ``result`` decoded to a SubmissionResult or None."""
+        cur = self.db.execute("SELECT * FROM grades ORDER BY student")
+        names = [d[0] for d in cur.description]
+        out = []
+        for values in cur:
+            row = dict(zip(names, values))
+            row["result"] = SubmissionResult.from_dict(json.loads(row["result"])) if row["result"] else None
+            out.append(row)
+        return out
+
+    def write_csv(self, path: Path) -> Path:
+        """``grades.csv``: student, score, max_score, points per check, needs_review, error, status."""
+        rows = self.rows()
+        checks: list[str] = []
+        for row in rows:
+            for c in row["result"].checks if row["result"] else []:
+                if c.name not in checks:
+                    checks.append(c.name)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["student", "score", "max_score", *checks, "needs_review", "error", "status"])
+            for row in rows:
+                points = {c.name: c.points for c in row["result"].checks} if row["result"] else {}
+                writer.writerow([row["student"], f"{row['score']:g}", f"{row['max_score']:g}",
+                                 *(f"{points[c]:g}" if c in points else "" for c in checks),
+                                 row["needs_review"], row["error"], row["status"]])
+        tmp.replace(path)
+        return path

@@ -1,0 +1,68 @@
+"""Build the student bundle: what students get, and nothing they must not see.
+
+The bundle holds the grader package, ``pyproject.toml``, and for each exercise its README,
+``exercise.toml``, data, skeleton and public tests (everything in the exercise folder
+except ``tests/hidden``), plus a working copy ``EXERCISE/`` of the skeleton at the top so
+``grade EXERCISE`` works at once. ``solutions/``, hidden tests, the grader's own tests and
+corpora are never copied.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import click
+
+from . import exercises
+
+STUDENT_README = """# {title}
+
+Your exercises for the lesson on multi-head attention and the transformer block.
+
+Set up once (Python 3.10+):
+
+    python3 -m venv .venv && .venv/bin/pip install -e .
+
+Each exercise has a folder here with the file(s) you edit ({folders}); the task and its exact
+contract are in `exercises/NAME/README.md`. Grade your work at any time:
+
+    .venv/bin/grade exercise3
+
+You get a score, every check with a hint, the mistake your answer matches, and a report in
+`reports/`. These are the public checks; hidden checks run when your work is graded.
+"""
+
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
+
+
+def build(out: Path, names: list[str] | None = None) -> list[str]:
+    """Write the student bundle to ``out`` (which must not exist or be empty).
+
+    Returns:
+        The exercises included.
+
+    Raises:
+        click.ClickException: ``out`` exists and is not empty.
+    """
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise click.ClickException(f"{out} is not empty; give a new folder for the release")
+    root = exercises.course_root()
+    names = names or exercises.available()
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(root / "grader", out / "grader", ignore=_IGNORE)
+    shutil.copy2(root / "pyproject.toml", out / "pyproject.toml")
+    for name in names:
+        ex = exercises.load(name)
+        hidden = (ex.root / "tests" / "hidden").resolve()
+
+        def ignore(folder, entries, hidden=hidden):
+            skip = set(_IGNORE(folder, entries))
+            return skip | {e for e in entries if (Path(folder) / e).resolve() == hidden}
+
+        shutil.copytree(ex.root, out / "exercises" / name, ignore=ignore)
+        shutil.copytree(ex.skeleton, out / name, ignore=_IGNORE)
+    (out / "reports").mkdir(exist_ok=True)
+    (out / "README.md").write_text(STUDENT_README.format(
+        title="Transformer lesson: exercises", folders=", ".join(f"`{n}/`" for n in names)), encoding="utf-8")
+    return names
