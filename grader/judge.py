@@ -62,7 +62,10 @@ def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, uid:
     with Sandbox(exercise, submission, uid=uid, use_bubblewrap=use_bubblewrap, budget=budget) as sandbox:
         plugin = GradingPlugin(exercise, sandbox, submission, seed)
         args = [str(d) for d in exercise.test_dirs] + [
-            "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:randomly",
+            # Plugins a grading run does not use; unraisableexception alone costs two gc.collect().
+            "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:logging",
+            "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:doctest",
+            "-p", "no:junitxml", "-p", "no:pastebin", "-p", "no:stepwise", "-p", "no:legacypath",
             "--import-mode=importlib", f"--rootdir={root}", "-o", "addopts=", "-o", "testpaths=",
             "-W", "ignore::DeprecationWarning",
         ]
