@@ -1,0 +1,167 @@
+"""Batch grading: zips as LMS exports them, refusals for one student only, isolation between
+students, outputs (gradebook, CSV, Gradescope JSON, overview), and kill-then-resume."""
+import csv
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from grader import batch
+
+SOLUTION = ROOT / "solutions" / "exercise3" / "attention.py"
+SKELETON = ROOT / "exercises" / "exercise3" / "skeleton" / "attention.py"
+
+
+def _folder(base: Path, student: str, source: Path = SOLUTION, text: str | None = None) -> Path:
+    folder = base / student
+    folder.mkdir(parents=True)
+    if text is None:
+        shutil.copy(source, folder / "attention.py")
+    else:
+        (folder / "attention.py").write_text(text)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """One batch over a mix of good, bad, zipped and hostile submissions (graded once)."""
+    subs = tmp_path_factory.mktemp("subs")
+    out = tmp_path_factory.mktemp("out")
+    _folder(subs, "alice")
+    _folder(subs, "bob", SKELETON)
+    # An LMS export: files nested two folders deep, with macOS junk beside them.
+    with zipfile.ZipFile(subs / "carol.zip", "w") as z:
+        z.write(SOLUTION, "carol_12345/exercise3/attention.py")
+        z.writestr("__MACOSX/carol_12345/exercise3/._attention.py", b"\x00\x05junk")
+    with zipfile.ZipFile(subs / "dan.zip", "w") as z:
+        z.writestr("../../escape.py", "x = 1\n")
+    with zipfile.ZipFile(subs / "erin.zip", "w") as z:
+        z.writestr("/etc/attention.py", "x = 1\n")
+    with zipfile.ZipFile(subs / "fay.zip", "w") as z:
+        link = zipfile.ZipInfo("attention.py")
+        link.external_attr = 0o120777 << 16
+        z.writestr(link, str(SOLUTION))
+    with zipfile.ZipFile(subs / "gus.zip", "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("attention.py", b"#" * (120 * 1024 * 1024))
+    # Mallory tries to read Alice's files and the reference solution, and reports her uid.
+    spy = (
+        "import os\n"
+        f"for target in [{str(subs / 'alice' / 'attention.py')!r}, {str(SOLUTION)!r}, "
+        f"{str(ROOT / 'exercises' / 'exercise3' / 'tests' / 'hidden')!r}]:\n"
+        "    try:\n"
+        "        data = open(target).read() if os.path.isfile(target) else os.listdir(target)\n"
+        "        print('LEAKED', target, len(data))\n"
+        "    except OSError as exc:\n"
+        "        print('BLOCKED', type(exc).__name__)\n"
+        "print('UID', os.getuid())\n"
+    )
+    _folder(subs, "mallory", text=spy + SOLUTION.read_text())
+    batch.run("exercise3", subs, out, jobs=2, seed=11)
+    con = sqlite3.connect(out / "gradebook.sqlite")
+    names = ["student", "status", "score", "max_score", "error"]
+    rows = {row[0]: dict(zip(names, row)) for row in con.execute(f"SELECT {', '.join(names)} FROM grades")}
+    con.close()
+    return out, rows
+
+
+def test_every_student_gets_a_row_with_the_right_outcome(graded):
+    out, rows = graded
+    assert sorted(rows) == ["alice", "bob", "carol", "dan", "erin", "fay", "gus", "mallory"]
+    assert (rows["alice"]["status"], rows["alice"]["score"], rows["alice"]["max_score"]) == ("graded", 24, 24)
+    assert (rows["bob"]["status"], rows["bob"]["score"]) == ("graded", 0)
+    assert (rows["carol"]["status"], rows["carol"]["score"]) == ("graded", 24)  # nested zip + __MACOSX
+    assert (rows["mallory"]["status"], rows["mallory"]["score"]) == ("graded", 24)
+
+
+@pytest.mark.parametrize("student, words", [
+    ("dan", "unsafe path '../../escape.py'"),
+    ("erin", "unsafe path '/etc/attention.py'"),
+    ("fay", "symbolic link"),
+    ("gus", "zip bomb"),
+])
+def test_bad_zips_are_refused_for_that_student_only(graded, student, words):
+    _, rows = graded
+    assert rows[student]["status"] == "refused"
+    assert words in rows[student]["error"]
+
+
+def test_a_submission_cannot_read_other_students_or_the_solutions(graded):
+    out, _ = graded
+    result = json.loads((out / "results" / "mallory.json").read_text())
+    assert "LEAKED" not in result["output"]
+    assert result["output"].count("BLOCKED") == 3
+    if result["isolation"].startswith("bubblewrap"):
+        uid = int(result["output"].split("UID")[1].split()[0])
+        assert uid >= batch.BASE_UID  # dropped from root to an unprivileged uid
+
+
+def test_outputs_csv_gradescope_reports_and_overview(graded):
+    out, _ = graded
+    with open(out / "grades.csv", newline="") as fh:
+        table = list(csv.DictReader(fh))
+    by_student = {r["student"]: r for r in table}
+    assert by_student["alice"]["score"] == "24" and by_student["alice"]["test_mha_parity[B2_T9_d48_h6_causal]"] == "0.5"
+    assert by_student["gus"]["status"] == "refused" and "zip bomb" in by_student["gus"]["error"]
+    gs = json.loads((out / "gradescope" / "alice" / "results.json").read_text())
+    assert gs["score"] == 24 and len(gs["tests"]) == 31
+    visibility = {t["name"].split("[test_")[1].split("]")[0].split("[")[0]: t["visibility"] for t in gs["tests"]}
+    assert visibility["mha_shape"] == "visible" and visibility["mha_parity"] == "hidden"
+    assert sum(t["max_score"] for t in gs["tests"]) == 24
+    index = (out / "index.html").read_text()
+    for student in ("alice", "bob", "carol", "mallory"):
+        assert f'href="reports/{student}.html"' in index and (out / "reports" / f"{student}.html").is_file()
+    assert index.count("data:image/png;base64,") == 2  # histogram and pass rates, embedded
+
+
+def test_existing_gradebook_needs_resume(graded, tmp_path):
+    out, _ = graded
+    from click import ClickException
+
+    with pytest.raises(ClickException, match="--resume"):
+        batch.run("exercise3", tmp_path, out)
+
+
+def _rows(db: Path) -> dict:
+    con = sqlite3.connect(db)
+    try:
+        return {s: (st, sc, mx) for s, st, sc, mx in con.execute("SELECT student, status, score, max_score FROM grades")}
+    finally:
+        con.close()
+
+
+def test_killed_batch_resumes_to_the_same_gradebook(tmp_path):
+    subs = tmp_path / "subs"
+    for i in range(6):
+        _folder(subs, f"s{i}", SOLUTION if i % 2 == 0 else SKELETON)
+    cmd = [sys.executable, "-m", "grader", "batch", "exercise3", str(subs), "--jobs", "1", "--seed", "5"]
+    # Uninterrupted run.
+    subprocess.run(cmd + ["--out", str(tmp_path / "full")], check=True, capture_output=True, timeout=300)
+    # Interrupted run: SIGKILL the whole process group once two grades are in.
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(cmd + ["--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if (killed / "gradebook.sqlite").exists() and len(_rows(killed / "gradebook.sqlite")) >= 2:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = _rows(killed / "gradebook.sqlite")
+    assert 2 <= len(partial) < 6
+    resumed = subprocess.run(cmd + ["--out", str(killed), "--resume"], check=True, capture_output=True,
+                             text=True, timeout=300)
+    assert f"{len(partial)} already graded, {6 - len(partial)} to grade" in resumed.stdout
+    full = _rows(tmp_path / "full" / "gradebook.sqlite")
+    assert _rows(killed / "gradebook.sqlite") == full
+    assert {s: v[1] for s, v in full.items()} == {
+        "s0": 24, "s1": 0, "s2": 24, "s3": 0, "s4": 24, "s5": 0}
