@@ -56,25 +56,54 @@ def _chromium():
     return path
 
 
-def test_report_renders_in_headless_chromium(tmp_path):
-    """Screenshot the report and look for its colours: green score bar, red FAILED badge, heat map."""
+def _screenshot(page, tmp_path, height=1400):
+    """Render ``page`` in headless Chromium; returns (RGB pixels as ints, console messages)."""
     chromium = _chromium()
-    page = report.write_html(_result(), tmp_path / "r.html")
-    shot = tmp_path / "shot.png"
-    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars", "--window-size=1000,1400",
-                    f"--screenshot={shot}", page.as_uri()], check=True, capture_output=True, timeout=120)
+    shot = tmp_path / f"{page.stem}.png"
+    run = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                          "--enable-logging=stderr", "--v=0",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars", f"--window-size=1000,{height}",
+                          f"--screenshot={shot}", page.as_uri()], check=True, capture_output=True, text=True,
+                         timeout=120)
     import matplotlib.image
 
     pixels = (matplotlib.image.imread(shot)[:, :, :3] * 255).round().astype(int)
+    console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
+    return pixels, console
+
+
+def _count(pixels, rgb, tol=12):
+    return int((np.abs(pixels - np.array(rgb)).max(axis=2) <= tol).sum())
+
+
+def test_report_renders_in_headless_chromium(tmp_path):
+    """Screenshot the report and look for its colours: green score bar, red FAILED badge, heat map."""
+    pixels, console = _screenshot(report.write_html(_result(), tmp_path / "r.html"), tmp_path)
+    assert console == []
     assert pixels.shape[:2] == (1400, 1000)
-
-    def count(rgb, tol=12):
-        return int((np.abs(pixels - np.array(rgb)).max(axis=2) <= tol).sum())
-
-    assert count((0x2F, 0x9E, 0x44)) > 500   # score bar and PASSED badge (#2f9e44)
-    assert count((0xC9, 0x2A, 0x2A)) > 100   # FAILED badge (#c92a2a)
-    assert count((0xE7, 0xF5, 0xFF)) > 2000  # diagnosis box (#e7f5ff)
+    assert _count(pixels, (0x2F, 0x9E, 0x44)) > 500   # score bar and PASSED badge (#2f9e44)
+    assert _count(pixels, (0xC9, 0x2A, 0x2A)) > 100   # FAILED badge (#c92a2a)
+    assert _count(pixels, (0xE7, 0xF5, 0xFF)) > 2000  # diagnosis box (#e7f5ff)
     # The magma heat map has near-black cells (zero error above the diagonal).
-    assert count((0, 0, 4), tol=20) > 300
+    assert _count(pixels, (0, 0, 4), tol=20) > 300
+
+
+def test_class_overview_renders_in_headless_chromium(tmp_path):
+    """The class overview: histogram bars (#1c7ed6) and pass-rate bars (#2f9e44), no console errors."""
+    from grader import exercises, overview
+
+    good, bad = _result(), _result()
+    good.checks[1].status, good.checks[1].diagnosis = "passed", ""
+    rows = [{"student": name, "status": "graded", "score": r.score, "max_score": r.max_score, "error": "",
+             "needs_review": "", "duration": 1.0, "result": r} for name, r in (("ada", good), ("bo", bad))]
+    rows.append({"student": "cy", "status": "refused", "score": 0, "max_score": 0, "error": "zip bomb",
+                 "needs_review": "", "duration": 0, "result": None})
+    page = tmp_path / "index.html"
+    page.write_text(overview.render(exercises.load("exercise3"), rows), encoding="utf-8")
+    html = page.read_text()
+    assert 'href="reports/ada.html"' in html and "zip bomb" in html and "causal mask off by one" in html
+    pixels, console = _screenshot(page, tmp_path, height=1600)
+    assert console == []
+    assert _count(pixels, (0x1C, 0x7E, 0xD6)) > 300  # histogram bars
+    assert _count(pixels, (0x2F, 0x9E, 0x44)) > 300  # pass-rate bars
