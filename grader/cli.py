@@ -27,7 +27,7 @@ def _grade_and_show(name: str, submission: Path, *, seed: int | None, as_json: b
     return result
 
 
-seed_option = click.option("--seed", type=int, default=None,
+seed_option = click.option("--seed", type=click.IntRange(min=0), default=None,
                            help="Seed for the randomised checks (printed with every grade; reuse it to reproduce).")
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print one JSON object (exercise, score, max_score, seed, checks) instead of the summary.")

@@ -53,9 +53,12 @@ def _same(got: np.ndarray, variant: np.ndarray, tol: float, nan_matches_any: boo
         return False
     got_bad, var_bad = ~np.isfinite(got), ~np.isfinite(variant)
     if nan_matches_any:
-        got_bad = got_bad & ~var_bad
-        ok = ~var_bad & ~got_bad
-        return not got_bad.any() and bool(np.all(np.abs(got[ok] - variant[ok]) <= tol))
+        ok = ~var_bad
+        if got_bad[ok].any():
+            return False
+        if not ok.any() and not (got_bad & var_bad).any():
+            return False  # the variant is all wildcard (e.g. T = 1): it would "match" anything
+        return bool(np.all(np.abs(got[ok] - variant[ok]) <= tol))
     if not np.array_equal(got_bad, var_bad):
         return False
     ok = ~got_bad
@@ -88,12 +91,38 @@ def _error_map(err: np.ndarray) -> dict:
     """2-D |error| for the heat map: (token, feature) of the first batch element."""
     grid = err
     axes = ["token", "feature"]
-    if grid.ndim == 1:
+    if grid.ndim == 0:  # a scalar result (e.g. a parameter count): a 1 x 1 map
+        grid, axes = grid.reshape(1, 1), ["", ""]
+    elif grid.ndim == 1:
         grid, axes = grid[None, :], ["", "index"]
     while grid.ndim > 2:
         grid = grid[0]
     grid = grid[: MAX_MAP[0], : MAX_MAP[1]]
     return {"error_map": np.where(np.isfinite(grid), grid, np.nan).tolist(), "error_map_axes": axes}
+
+
+def layout_diagnosis(got, shape: tuple[int, ...]) -> str:
+    """The known mistake behind a result of the wrong dtype or shape ("" when none fits).
+
+    For checks that look only at the layout (``expect_array`` uses it too): a float32 result,
+    a dropped size-1 dimension (the batch, or e.g. T = 1 after ``np.squeeze``), swapped axes.
+    """
+    if not isinstance(got, np.ndarray):
+        return ""
+    shape = tuple(shape)
+    if got.dtype == np.float32:
+        return ("float32 cast: the result was computed or returned in float32, which keeps only "
+                "about 7 significant digits; keep every array float64.")
+    if got.shape == shape:
+        return ""
+    if shape and shape[0] == 1 and got.shape == shape[1:]:
+        return "The batch dimension was dropped: keep the (B, T, d_model) layout even when B = 1."
+    if len(got.shape) < len(shape) and got.shape == tuple(s for s in shape if s != 1):
+        return ("A dimension of size 1 was dropped (np.squeeze or indexing with [0]?): keep the "
+                "(B, T, d_model) layout even when B = 1 or T = 1.")
+    if sorted(got.shape) == sorted(shape):
+        return "The axes are in the wrong order (a transpose is missing or extra)."
+    return ""
 
 
 def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
@@ -117,18 +146,11 @@ def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
         raise CheckFailure(f"{what} returned {_describe(got)}; expected a NumPy array of shape "
                            f"{expected.shape} and dtype float64.")
     if got.dtype != np.float64:
-        diagnosis = ""
-        if got.dtype == np.float32:
-            diagnosis = ("float32 cast: the result was computed or returned in float32, which keeps only "
-                         "about 7 significant digits; keep every array float64.")
-        raise CheckFailure(f"{what} returned dtype {got.dtype}; expected float64.", diagnosis)
+        raise CheckFailure(f"{what} returned dtype {got.dtype}; expected float64.",
+                           layout_diagnosis(got, expected.shape))
     if got.shape != expected.shape:
-        diagnosis = ""
-        if got.shape == expected.shape[1:] or got.shape == tuple(s for s in expected.shape if s != 1):
-            diagnosis = "The batch dimension was dropped: keep the (B, T, d_model) layout even when B = 1."
-        elif sorted(got.shape) == sorted(expected.shape):
-            diagnosis = "The axes are in the wrong order (a transpose is missing or extra)."
-        raise CheckFailure(f"{what} returned shape {got.shape}; expected {expected.shape}.", diagnosis)
+        raise CheckFailure(f"{what} returned shape {got.shape}; expected {expected.shape}.",
+                           layout_diagnosis(got, expected.shape))
     finite = np.isfinite(got)
     err = np.abs(got - expected)
     if not finite.all():

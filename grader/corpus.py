@@ -67,9 +67,13 @@ def verify(case: Case, result: SubmissionResult) -> list[str]:
         checks = by_function.get(name)
         if not checks:
             problems.append(f"no check named {name}")
-        elif any(c.status == "passed" for c in checks if c.max_points > 0):
+            continue
+        # Items worth points must not pass; a function worth 0 points (a gate such as
+        # test_uses_only_numpy) is judged on its status, or listing it would check nothing.
+        judged = [c for c in checks if c.max_points > 0] or checks
+        if any(c.status == "passed" for c in judged):
             problems.append(f"{name} should fail but passed on "
-                            + ", ".join(c.name for c in checks if c.status == "passed"))
+                            + ", ".join(c.name for c in judged if c.status == "passed"))
     for name in case.passes:
         checks = by_function.get(name)
         if not checks:

@@ -16,6 +16,7 @@ Each exercise folder holds an ``exercise.toml``::
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -103,13 +104,31 @@ def load(name: str) -> Exercise:
             name=name,
             root=root,
             title=data["title"],
-            files=tuple(data["files"]),
+            files=_names(data["files"], "files", spec_file),
             module=data.get("module", ""),
-            forbidden_imports=tuple(data.get("forbidden_imports", ())),
-            limits=limits,
+            forbidden_imports=_names(data.get("forbidden_imports", []), "forbidden_imports", spec_file),
+            limits=_checked(limits, spec_file),
         )
     except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
         raise SpecError(f"invalid {spec_file}: {exc}") from exc
+
+
+def _names(value, key: str, spec_file: Path) -> tuple[str, ...]:
+    """A list of strings from the spec (``tuple("torch")`` would silently ban "t", "o", ...)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise SpecError(f"invalid {key} {value!r} in {spec_file}: expected a list of names, e.g. [\"torch\"]")
+    return tuple(value)
+
+
+def _checked(limits: Limits, spec_file: Path) -> Limits:
+    """``limits`` when every value is a positive number (a whole number where the default is one)."""
+    for f in dataclasses.fields(Limits):
+        value = getattr(limits, f.name)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or value <= 0 or (isinstance(f.default, int) and not isinstance(value, int)):
+            kind = "a whole number" if isinstance(f.default, int) else "a number"
+            raise SpecError(f"invalid limits.{f.name} {value!r} in {spec_file}: expected {kind} > 0")
+    return limits
 
 
 def available() -> list[str]:

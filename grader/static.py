@@ -5,13 +5,26 @@ import ast
 from pathlib import Path
 
 
+#: Largest source file read, bytes: a submission's module is a few kB; the cap stops a
+#: ``*.py`` link to a device, a FIFO or a huge file from hanging or filling the judge.
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+
+
 def parse(path: Path) -> ast.Module:
     """Parse a Python file read as bytes (BOMs, coding lines and CRLF all work).
 
     Raises:
-        SyntaxError: with the file name and line, as Python reports it.
+        SyntaxError: with the file name and line, as Python reports it; also for a path
+            that is not a regular file or is larger than :data:`MAX_SOURCE_BYTES`.
     """
-    return ast.parse(Path(path).read_bytes(), filename=str(path))
+    path = Path(path)
+    if not path.is_file():  # a FIFO would block open(), /dev/zero would never end
+        raise SyntaxError(f"{path.name} is not a regular file", (str(path), 1, 0, None))
+    with open(path, "rb") as f:
+        source = f.read(MAX_SOURCE_BYTES + 1)
+    if len(source) > MAX_SOURCE_BYTES:
+        raise SyntaxError(f"{path.name} is larger than {MAX_SOURCE_BYTES // 2**20} MiB", (str(path), 1, 0, None))
+    return ast.parse(source, filename=str(path))
 
 
 def forbidden_imports(folder: Path, forbidden: tuple[str, ...] | list[str]) -> list[str]:

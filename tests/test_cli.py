@@ -1,0 +1,197 @@
+"""The command line, through click's CliRunner: help, list, grade (JSON and report), errors,
+and the course-CI command check-solutions."""
+import inspect
+import json
+import os
+import tomllib
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROOT
+from grader import corpus
+from grader.cli import grade_shortcut, main
+from grader.corpus import Case
+
+SOLUTION = ROOT / "solutions" / "exercise3"
+SKELETON = ROOT / "exercises" / "exercise3" / "skeleton"
+
+
+def flat(text: str) -> str:
+    """Whitespace-normalised text (click re-wraps help paragraphs to the terminal width)."""
+    return " ".join(text.split())
+
+
+def first_line(command) -> str:
+    return inspect.getdoc(command.callback).splitlines()[0]
+
+
+COMMANDS = sorted(main.commands)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_grader_command_has_help_from_its_docstring(name):
+    result = CliRunner().invoke(main, [name, "--help"])
+    assert result.exit_code == 0, result.output
+    assert first_line(main.commands[name]) in flat(result.output)
+    assert f" {name} [OPTIONS]" in result.output
+
+
+def test_the_documented_commands_exist():
+    assert {"grade", "batch", "check-solutions", "release", "list"} <= set(COMMANDS)
+
+
+def test_group_help_lists_every_command():
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    assert first_line(main) in flat(result.output)
+    for name in COMMANDS:
+        assert name in result.output
+
+
+def test_grade_shortcut_has_help_from_its_docstring():
+    result = CliRunner().invoke(grade_shortcut, ["--help"])
+    assert result.exit_code == 0
+    assert first_line(grade_shortcut) in flat(result.output)
+
+
+def test_version_is_the_package_version():
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0 and version in result.output
+
+
+def test_list_shows_exercise3():
+    title = tomllib.loads((ROOT / "exercises" / "exercise3" / "exercise.toml").read_text())["title"]
+    result = CliRunner().invoke(main, ["list"])
+    assert result.exit_code == 0
+    (line,) = [ln for ln in result.output.splitlines() if ln.startswith("exercise3")]
+    assert title in line and "attention.py" in line
+
+
+# ---------------------------------------------------------------- grade
+def test_grade_json_prints_one_object_with_the_documented_keys(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["grade", "exercise3", "--submission", str(SOLUTION), "--json", "--seed", "7"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)  # the whole of stdout is one JSON object
+    assert (tmp_path / "reports" / "exercise3.html").is_file()  # the default report path
+    assert set(summary) == {"exercise", "score", "max_score", "seed", "checks"}
+    assert summary["exercise"] == "exercise3" and summary["seed"] == 7
+    assert summary["score"] == summary["max_score"] > 0
+    for check in summary["checks"]:
+        assert set(check) == {"name", "points", "max_points", "status", "feedback", "diagnosis"}
+        assert check["status"] == "passed"
+    assert sum(c["points"] for c in summary["checks"]) == pytest.approx(summary["score"])
+
+
+def test_grade_writes_the_report_where_asked(tmp_path):
+    report = tmp_path / "out" / "alice.html"
+    result = CliRunner().invoke(main, ["grade", "exercise3", "--submission", str(SKELETON), "--json",
+                                       "--seed", "5", "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    html = report.read_text(encoding="utf-8")
+    assert summary["score"] == 0 < summary["max_score"]
+    assert f"0 / {summary['max_score']:g} points" in html
+
+
+def test_grade_unknown_exercise_lists_the_known_ones(tmp_path):
+    result = CliRunner().invoke(main, ["grade", "nosuch", "--submission", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "Error: unknown exercise 'nosuch'" in result.output
+    known = result.output.split("known exercises: ")[1].strip().split(", ")
+    assert "exercise3" in known
+
+
+def test_grade_missing_submission_folder(tmp_path):
+    result = CliRunner().invoke(main, ["grade", "exercise3", "--submission", str(tmp_path / "absent")])
+    assert result.exit_code == 1
+    assert "does not exist" in result.output and "attention.py" in result.output
+
+
+def test_shortcut_without_the_folder_says_no_folder():
+    result = CliRunner().invoke(grade_shortcut, ["exercise3", "/nonexistent"])
+    assert result.exit_code == 1
+    assert "Error: no folder /nonexistent" in result.output
+
+
+def test_shortcut_exit_status_says_full_marks_or_not(tmp_path):
+    runner = CliRunner()
+    full = runner.invoke(grade_shortcut, ["exercise3", str(SOLUTION), "--seed", "2",
+                                          "--report", str(tmp_path / "a.html")])
+    assert full.exit_code == 0, full.output
+    assert "exercise3: 24 / 24 points" in full.output and "(seed 2" in full.output
+    zero = runner.invoke(grade_shortcut, ["exercise3", str(SKELETON), "--seed", "2",
+                                          "--report", str(tmp_path / "b.html")])
+    assert zero.exit_code == 1
+    assert "exercise3: 0 / 24 points" in zero.output
+
+
+def test_negative_seed_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(main, ["grade", "exercise3", "--submission", str(SOLUTION), "--json",
+                                       "--seed", "-1", "--report", str(tmp_path / "r.html")])
+    assert result.exit_code == 2
+
+
+# ---------------------------------------------------------------- check-solutions
+def _corpus_subset(names):
+    """A few real corpus cases: grading all of them takes ~40 s of CPU, and test_corpus.py
+    already grades every case (at another seed)."""
+    every = corpus.cases("exercise3")
+    chosen = [c for c in every if c.name in names] or every[:2]
+    assert chosen, "tests/corpus/exercise3 has no cases"
+    return chosen
+
+
+def test_check_solutions_grades_solution_skeleton_and_corpus(monkeypatch):
+    subset = _corpus_subset({"imports_torch", "returns_float32", "no_layer_norm"})
+    monkeypatch.setattr(corpus, "cases", lambda name, kind="corpus": subset if name == "exercise3" else [])
+    result = CliRunner().invoke(main, ["check-solutions", "--exercise", "exercise3", "--seed", "3"])
+    lines = result.output.splitlines()
+    assert result.exit_code == 0, result.output
+    assert lines[0] == "ok   exercise3 solution: 24/24"
+    assert lines[1] == "ok   exercise3 skeleton: 0/24"
+    for case, line in zip(subset, lines[2:], strict=False):
+        assert line.startswith(f"ok   exercise3 known mistake {case.name}: "), line
+    assert lines[-1] == "seed 3"
+    assert len(lines) == 2 + len(subset) + 1
+
+
+@pytest.mark.skipif(not os.environ.get("GRADER_FULL_CORPUS"),
+                    reason="~40 s of CPU; set GRADER_FULL_CORPUS=1 (test_corpus.py grades every case anyway)")
+def test_check_solutions_passes_with_the_whole_corpus():
+    result = CliRunner().invoke(main, ["check-solutions", "--exercise", "exercise3", "--seed", "3"])
+    lines = result.output.splitlines()
+    assert result.exit_code == 0, result.output
+    cases = sorted(p.parent.name for p in (ROOT / "tests" / "corpus" / "exercise3").glob("*/expected.toml"))
+    for case in cases:
+        assert any(ln.startswith(f"ok   exercise3 known mistake {case}:") for ln in lines), case
+
+
+def test_check_solutions_fails_when_a_known_mistake_gets_full_marks(monkeypatch):
+    # A "known mistake" that is really the reference solution must be reported, and exit 1.
+    fake = Case(name="not_a_mistake", folder=SOLUTION, mistake="none", fails=("test_mha_matches_torch_small",))
+    monkeypatch.setattr(corpus, "cases", lambda name, kind="corpus": [fake])
+    result = CliRunner().invoke(main, ["check-solutions", "--exercise", "exercise3", "--seed", "3"])
+    assert result.exit_code == 1
+    assert "FAIL exercise3 known mistake not_a_mistake: 24/24" in result.output
+    assert "got full marks (24/24)" in result.output
+    assert "test_mha_matches_torch_small should fail but passed" in result.output
+    assert "Error: exercise3 not_a_mistake:" in result.output
+
+
+def test_check_solutions_fails_when_a_solution_is_missing(tmp_path, monkeypatch):
+    ex = tmp_path / "exercises" / "lonely"
+    ex.mkdir(parents=True)
+    (ex / "exercise.toml").write_text('title = "t"\nfiles = ["a.py"]\nmodule = "a"\n')
+    monkeypatch.setenv("GRADER_COURSE_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, ["check-solutions", "--seed", "1"])
+    assert result.exit_code == 1
+    assert "Error: lonely: no solution folder at" in result.output
+    assert "lonely: no skeleton folder at" in result.output
+
+
+def test_check_solutions_unknown_exercise():
+    result = CliRunner().invoke(main, ["check-solutions", "--exercise", "nosuch"])
+    assert result.exit_code == 1 and "unknown exercise 'nosuch'" in result.output
