@@ -102,13 +102,15 @@ class Gradebook:
             for c in row["result"].checks if row["result"] else []:
                 if c.name not in checks:
                     checks.append(c.name)
+        # A refused submission was never graded: show the exercise's maximum from the others.
+        known_max = max((r["max_score"] for r in rows if r["result"]), default=0.0)
         tmp = path.with_name(path.name + ".tmp")
         with open(tmp, "w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
             writer.writerow(["student", "score", "max_score", *checks, "needs_review", "error", "status"])
             for row in rows:
                 points = {c.name: c.points for c in row["result"].checks} if row["result"] else {}
-                writer.writerow([row["student"], f"{row['score']:g}", f"{row['max_score']:g}",
+                writer.writerow([row["student"], f"{row['score']:g}", f"{row['max_score'] or known_max:g}",
                                  *(f"{points[c]:g}" if c in points else "" for c in checks),
                                  row["needs_review"], row["error"], row["status"]])
         tmp.replace(path)

@@ -72,6 +72,9 @@ def _plots(stats: dict) -> dict[str, str]:
     fig, ax = plt.subplots(figsize=(6, 2.8))
     top = max(stats["max_score"], 1.0)
     ax.hist(stats["scores"], bins=min(24, max(int(top), 1)), range=(0, top), color="#1c7ed6", edgecolor="white")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("score")
     ax.set_ylabel("students")
     ax.set_title("Score distribution")
