@@ -27,6 +27,7 @@ import click
 
 from . import exercises, judge, overview, report
 from .gradebook import Gradebook
+from .overrides import apply_overrides, load_overrides
 from .results import SubmissionResult
 from .submissions import RefusedSubmission, Submission, discover, locate, safe_extract
 
@@ -102,10 +103,7 @@ def _grade_one(task: Task) -> tuple[str, str, dict | None, str]:
         except Exception:  # noqa: BLE001 - a grader crash is recorded, never the student's zero
             return task.student, "grader_error", None, traceback.format_exc(limit=5)[-2000:]
     result.submission = task.student
-    write_atomic(out / "results" / f"{task.student}.json", result.to_json())
-    write_atomic(out / "gradescope" / task.student / "results.json",
-                 json.dumps(report.gradescope_json(result), indent=2))
-    write_atomic(out / "reports" / f"{task.student}.html", report.render_html(result))
+    _write_outputs(out, task.student, result)
     status = "grader_error" if result.grader_errors else "graded"
     error = "; ".join(f"{c.name}: {c.feedback}" for c in result.grader_errors)
     return task.student, status, result.to_dict(), error
@@ -139,7 +137,7 @@ class Progress:
 
 
 def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, resume: bool = False,
-        budget: float | None = None, seed: int | None = None) -> Gradebook:
+        budget: float | None = None, seed: int | None = None, overrides: Path | None = None) -> Gradebook:
     """Grade every submission in ``submissions_dir``; write the gradebook, CSV and overview to ``out``.
 
     Args:
@@ -151,6 +149,8 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
         resume: keep the grades already in ``out`` and grade only the missing students.
         budget: wall seconds each submission's code may use in total (None: per-call limits only).
         seed: seed of a new batch (a resumed batch keeps its own).
+        overrides: an instructor's overrides CSV (see :mod:`grader.overrides`), merged into
+            every graded student's result, row, report and Gradescope JSON after grading.
 
     Returns:
         The (closed) gradebook, for its path and seed.
@@ -165,6 +165,7 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
         raise click.ClickException(f"{exc}; give the folder that holds one folder or .zip per student")
     if jobs < 1:
         raise click.ClickException(f"--jobs must be at least 1, got {jobs}")
+    decisions = load_overrides(overrides) if overrides else {}  # a bad file fails before any grading
     db_path = out / "gradebook.sqlite"
     if db_path.exists() and not resume:
         raise click.ClickException(f"{out} already holds a gradebook; add --resume to finish it, "
@@ -176,9 +177,33 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
                    f"already graded, {len(todo)} to grade with {jobs} worker(s); seed {book.seed}")
         progress = Progress(len(todo), "graded")
         _grade_all(todo, exercise.name, out, book, jobs, budget, progress)
+        if decisions:
+            _merge_overrides(book, out, decisions)
         book.write_csv(out / "grades.csv")
         write_atomic(out / "index.html", overview.render(exercise, book.rows()))
     return book
+
+
+def _write_outputs(out: Path, student: str, result: SubmissionResult) -> None:
+    write_atomic(out / "results" / f"{student}.json", result.to_json())
+    write_atomic(out / "gradescope" / student / "results.json", json.dumps(report.gradescope_json(result), indent=2))
+    write_atomic(out / "reports" / f"{student}.html", report.render_html(result))
+
+
+def _merge_overrides(book: Gradebook, out: Path, decisions: dict) -> None:
+    """Apply the instructor's decisions to the graded rows and rewrite those students' outputs."""
+    rows = {r["student"]: r for r in book.rows()}
+    unknown = sorted(set(decisions) - set(rows))
+    if unknown:
+        click.echo(f"Overrides name students not in this batch: {', '.join(unknown)}", err=True)
+    for student, decided in decisions.items():
+        row = rows.get(student)
+        if row is None or row["result"] is None:
+            continue
+        result = apply_overrides(row["result"], decided)
+        book.record(student, row["status"], result=result, error=row["error"])
+        _write_outputs(out, student, result)
+    click.echo(f"Overrides applied for {len(set(decisions) & set(rows))} student(s).")
 
 
 def _grade_all(todo: list[Submission], exercise: str, out: Path, book: Gradebook, jobs: int,

@@ -66,20 +66,25 @@ def grade_command(exercise, submission, seed, as_json, report_path, verbose):
 @click.option("--resume", is_flag=True, help="Keep the grades already in --out; grade only the missing students.")
 @click.option("--timeout", type=float, default=None,
               help="Wall seconds one submission's code may use in total [default: per-call limits only].")
+@click.option("--overrides", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="Instructor overrides CSV (student,check,points,comment) merged into the grades.")
 @seed_option
-def batch_command(exercise, submissions, out, jobs, resume, timeout, seed):
+def batch_command(exercise, submissions, out, jobs, resume, timeout, seed, overrides):
     """Grade every submission in SUBMISSIONS (one folder or .zip per student).
 
     Writes OUT/gradebook.sqlite (a row per student, as soon as graded), grades.csv,
     index.html (class overview), reports/STUDENT.html, results/STUDENT.json and
     gradescope/STUDENT/results.json. Interrupt at any time; --resume finishes the job.
 
+    Overrides can be added later: run again with --resume --overrides FILE.
+
     Example: grader batch exercise3 submissions/ --jobs 2
     """
     from . import batch
 
     out = out or Path("reports") / exercise
-    book = batch.run(exercise, submissions, out, jobs=jobs, resume=resume, budget=timeout, seed=seed)
+    book = batch.run(exercise, submissions, out, jobs=jobs, resume=resume, budget=timeout, seed=seed,
+                     overrides=overrides)
     click.echo(f"Gradebook: {book.path}\nGrades: {out / 'grades.csv'}\nOverview: {out / 'index.html'}")
 
 

@@ -73,6 +73,10 @@ def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, uid:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             exit_code = pytest.main(args, plugins=[plugin])
         result.checks = plugin.checks
+        for check in result.checks:  # a check may ask for a person to look (e.g. a borderline essay)
+            reasons = check.details.get("needs_review")
+            if reasons:
+                result.needs_review.extend([reasons] if isinstance(reasons, str) else list(reasons))
         for error in plugin.collection_errors:
             result.checks.append(CheckResult(
                 name="collection", description="the exercise's tests load", max_points=0, status="error",

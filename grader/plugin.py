@@ -151,6 +151,12 @@ class GradingPlugin:
             duration=round(report.duration, 4),
         )
         exc = call.excinfo.value if call.excinfo is not None else None
+        # A passing check may still explain itself (e.g. the sentence that earned a rubric line):
+        # tests put ("feedback", text) and ("details", dict) into request.node.user_properties.
+        props = dict(report.user_properties)
+        if report.passed:
+            check.feedback = str(props.get("feedback", ""))
+            check.details.update(props.get("details") or {})
         if report.skipped:
             check.status = "skipped"
             check.feedback = str(getattr(exc, "msg", exc) or "skipped")

@@ -36,7 +36,7 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
         label, colour = _STATUS_STYLE[check.status]
         lines.append(f"  {click.style(label.ljust(5), fg=colour, bold=True)} "
                      f"{check.description} [{check.points:g}/{check.max_points:g}]")
-        if check.feedback and check.status != "passed":
+        if check.feedback and (check.status != "passed" or verbose):
             lines.append(f"        {check.feedback}")
         # Cases of one parametrized check usually share the mistake: say it once.
         key = (check.name.split("[")[0], check.diagnosis)
@@ -51,6 +51,8 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
         lines.append(f"  {click.style('SKIP ', fg='yellow', bold=True)} {count} check(s) {reason}")
     if passed and not verbose:
         lines.append(f"  {click.style('PASS', fg='green', bold=True)}  {len(passed)} other check(s) passed")
+    if result.needs_review:
+        lines.append(click.style("  A person will review this grade: " + "; ".join(result.needs_review), fg="yellow"))
     for note in result.notes:
         lines.append(click.style(f"  Note: {note}", fg="yellow"))
     return "\n".join(lines)

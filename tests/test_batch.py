@@ -165,3 +165,18 @@ def test_killed_batch_resumes_to_the_same_gradebook(tmp_path):
     assert _rows(killed / "gradebook.sqlite") == full
     assert {s: v[1] for s, v in full.items()} == {
         "s0": 24, "s1": 0, "s2": 24, "s3": 0, "s4": 24, "s5": 0}
+
+
+def test_overrides_merge_into_gradebook_csv_and_report(tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    _folder(subs, "bob", SKELETON)
+    batch.run("exercise3", subs, out, jobs=1, seed=2)
+    decisions = tmp_path / "overrides.csv"
+    decisions.write_text("student,check,points,comment\n"
+                         "bob,test_softmax_small,1,\"softmax idea right on paper, code not handed in\"\n")
+    batch.run("exercise3", subs, out, jobs=1, resume=True, overrides=decisions)
+    assert _rows(out / "gradebook.sqlite")["bob"] == ("graded", 1.0, 24.0)
+    with open(out / "grades.csv", newline="") as fh:
+        row = next(csv.DictReader(fh))
+    assert (row["score"], row["test_softmax_small"]) == ("1", "1")
+    assert "softmax idea right on paper" in (out / "reports" / "bob.html").read_text()

@@ -1,0 +1,68 @@
+"""Instructor overrides (grader/overrides.py): reading the CSV file, and merging into a result."""
+import pytest
+
+from grader.overrides import OverrideError, apply_overrides, apply_overrides_file, load_overrides
+from grader.results import CheckResult, SubmissionResult
+
+
+def _result():
+    return SubmissionResult(exercise="exercise1", submission="submissions/ada", seed=1, checks=[
+        CheckResult("test_concat_w_o", "concat + W_O", 1, "failed"),
+        CheckResult("test_gpt_causal", "GPT is causal", 1, "passed"),
+        CheckResult("test_case[a]", "case a", 1, "passed"),
+        CheckResult("test_case[b]", "case b", 1, "passed"),
+    ])
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "overrides.csv"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_rows_are_read_per_student_with_comments_and_blank_lines_skipped(tmp_path):
+    path = _write(tmp_path, "# reviewed by the staff\nstudent,check,points,comment\n\n"
+                            "ada,concat_w_o,1,\"glued together, then W_O: that is it\"\nbob,gpt_causal,0,no\n")
+    rows = load_overrides(path)
+    assert sorted(rows) == ["ada", "bob"]
+    assert rows["ada"][0].comment == "glued together, then W_O: that is it" and rows["ada"][0].line == 4
+
+
+def test_overrides_replace_the_automatic_points(tmp_path):
+    result = _result()
+    assert result.score == 3
+    path = _write(tmp_path, "student,check,points,comment\nada,concat_w_o,1,fine\nada,test_gpt_causal,0.5,half\n")
+    apply_overrides_file(result, path)  # the student is the submission folder's name
+    assert result.score == 1 + 0.5 + 2
+    assert result.checks[0].override == {"points": 1.0, "comment": "fine"}
+    assert SubmissionResult.from_dict(result.to_dict()).score == 3.5
+
+
+@pytest.mark.parametrize("text, message", [
+    ("student,check,points,comment\nada,no_such_line,1,x\n",
+     "overrides.csv line 2: exercise1 has no check named 'no_such_line' (student ada); known checks: test_concat_w_o"),
+    ("student,check,points,comment\nada,concat_w_o,2,x\n",
+     "overrides.csv line 2: 2 points for test_concat_w_o, which is worth 1"),
+    ("student,check,points,comment\nada,case,1,x\n", "overrides.csv line 2: 'case' matches 2 checks; name one"),
+])
+def test_a_row_that_does_not_fit_the_result_names_the_file_and_line(tmp_path, text, message):
+    result = _result()
+    with pytest.raises(OverrideError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        apply_overrides(result, load_overrides(_write(tmp_path, text))["ada"])
+    assert all(c.override is None for c in result.checks)  # nothing half-applied
+
+
+@pytest.mark.parametrize("text, message", [
+    ("student,check,points\nada,x,1\n", "line 1: the header must name the columns student, check, points, comment; "
+                                        "missing: comment"),
+    ("student,check,points,comment\nada,x,one,y\n", "line 2: points 'one' is not a number"),
+    ("student,check,points,comment\nada,x,-1,y\n", "line 2: points must be 0 or more"),
+    ("student,check,points,comment\nada,x,1,\n", "line 2: a comment is required"),
+    ("student,check,points,comment\n,x,1,y\n", "line 2: every row needs a student and a check"),
+    ("student,check,points,comment\nada,x,1,y\n# note\nada,test_x,0,z\n",
+     r"line 4: ada / test_x is overridden twice \(also on line 2\)"),
+    ("# only a comment\n", "empty; the first row must be the header"),
+])
+def test_a_malformed_file_names_the_file_and_line(tmp_path, text, message):
+    with pytest.raises(OverrideError, match=message):
+        load_overrides(_write(tmp_path, text))

@@ -1,0 +1,119 @@
+"""The rubric matcher (grader/rubric.py) step by step: reading, normalising, matching, judging."""
+import textwrap
+
+import pytest
+from conftest import ROOT
+
+from grader import rubric
+
+RUBRIC = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
+
+
+def lines_earned(text):
+    return {k for k, v in rubric.evaluate(RUBRIC, text).lines.items() if v.earned}
+
+
+def misconceptions_found(text):
+    return {k for k, v in rubric.evaluate(RUBRIC, text).misconceptions.items() if v.found}
+
+
+def test_markdown_headings_comments_and_markup_are_not_read():
+    blocks, headings = rubric.blocks(textwrap.dedent("""\
+        # BERT is bidirectional, GPT uses a causal mask
+        <!-- several heads run in parallel -->
+        Some **bold** and `code` and [a link](http://x).
+
+        - a bullet
+        - another bullet
+        """))
+    assert headings == ["BERT is bidirectional, GPT uses a causal mask"]
+    assert [b.text for b in blocks] == ["Some bold and code and a link.", "a bullet", "another bullet"]
+    assert lines_earned("# BERT is bidirectional and GPT uses a causal mask\n\nHello.") == set()
+
+
+def test_normalise_folds_unicode_latex_and_contractions():
+    assert rubric.normalise("W^O and $W_{O}$, d_{model} ÷ h ≈ 64 — ＢＥＲＴ doesn't") == \
+        "w_o and w_o , d_model / h approximately 64 - bert does not"
+    assert rubric.normalise("\\text{head}_i = \\frac{QK^\\top}{\\sqrt{d_k}}") == "head_i = qk_t / sqrt d_k"
+    assert rubric.normalise("Zo\u00eb\u200b can\u2019t") == "zoë can not"
+
+
+def test_sentences_split_after_full_stops_but_not_after_abbreviations():
+    assert rubric.split_sentences("One head, e.g. the first. Another one! Heads don't. Gradient descent does.") == [
+        "One head, e.g. the first.", "Another one!", "Heads don't.", "Gradient descent does."]
+
+
+def test_a_comma_separated_keyword_list_is_split_into_items_that_never_co_occur():
+    assert lines_earned("Key words: GPT, encoder, decoder, causal mask, bidirectional, BERT, residual, layer norm.") == set()
+    assert lines_earned("GPT uses a causal mask.") == {"gpt_causal"}
+
+
+def test_a_property_must_be_said_of_its_subject():
+    assert lines_earned("GPT is bidirectional while BERT uses a causal mask.") == set()
+    assert lines_earned("Unlike GPT, BERT attends in both directions.") == {"bert_bidirectional"}
+    assert lines_earned("GPT is different. It uses a causal mask.") == {"gpt_causal"}
+    assert lines_earned("BERT is not bidirectional.") == set()
+
+
+def test_negated_misconceptions_are_denials_not_mistakes():
+    assert misconceptions_found("The heads split the tokens between them.") == {"heads_split_tokens"}
+    assert misconceptions_found("The heads do NOT split the tokens between them.") == set()
+    assert misconceptions_found("The heads split the model width, not the tokens.") == set()
+    assert misconceptions_found("A common misconception is that each head gets its own part of the sentence.") == set()
+    assert misconceptions_found("Each head gets its own part of the sentence. That is wrong.") == set()
+    assert misconceptions_found("Each head gets its own slice of the embedding.") == set()
+    assert misconceptions_found("The MLP mixes information between the tokens.") == {"mlp_mixes_tokens"}
+    assert misconceptions_found("The MLP does not mix information between the tokens.") == set()
+    assert misconceptions_found("With 12 heads the layer costs 12 times as much compute as with one.") == {"heads_cost_more"}
+    assert misconceptions_found("Adding heads does not multiply the compute.") == set()
+
+
+def test_a_line_with_two_parts_needs_both():
+    one = rubric.evaluate(RUBRIC, "In the picture each person is a head.").lines["analogy_mapped"]
+    assert not one.earned and one.missing_parts == ["merging the notes is concatenation + W_O"]
+    both = rubric.evaluate(RUBRIC, "Each person is a head. Merging the notes is the concatenation and W_O.")
+    assert both.lines["analogy_mapped"].earned and len(both.lines["analogy_mapped"].quotes) == 2
+
+
+def test_length_problems_are_said():
+    assert rubric.evaluate(RUBRIC, "").problems == [
+        "the answer is empty: write your explanation under the three headings"]
+    assert "far too short (5 words" in rubric.evaluate(RUBRIC, "Heads run in parallel here.").problems[0]
+    long = "The weather was fine and we walked along the river for a while. " * 100 + "GPT uses a causal mask."
+    a = rubric.evaluate(RUBRIC, long)
+    assert a.words > RUBRIC.max_words and "only the first 1200 words were read" in a.notes[0]
+    assert not a.lines["gpt_causal"].earned  # after word 1200: not read
+
+
+def test_copied_answers_are_capped_at_half_marks_and_flagged():
+    sample = (ROOT / "solutions" / "exercise1" / "answer.md").read_text(encoding="utf-8")
+    a = rubric.evaluate(RUBRIC, sample, copy_sources={"sample": sample})
+    assert a.copy_overlap == 1.0 and a.total == RUBRIC.cap_points == 8
+    assert sum(r.earned for r in a.lines.values()) == 14 and sum(r.counted for r in a.lines.values()) == 8
+    assert any("copied from sample" in r for r in a.needs_review)
+    assert rubric.evaluate(RUBRIC, sample).total == 17  # not a copy of anything given
+
+
+def test_the_reference_is_not_compared_with_itself():
+    reference = ROOT / "solutions" / "exercise1" / "answer.md"
+    assert rubric.copy_sources_for(RUBRIC, ROOT, reference) == {}
+    assert list(rubric.copy_sources_for(RUBRIC, ROOT, ROOT / "elsewhere.md")) == ["solutions/exercise1/answer.md"]
+
+
+def test_bad_rubric_files_name_the_file_and_the_entry(tmp_path):
+    text = (ROOT / "exercises" / "exercise1" / "rubric.toml").read_text(encoding="utf-8")
+    bad = tmp_path / "rubric.toml"
+    bad.write_text(text.replace("'\\bparallel\\b|", "'\\bparallel(\\b|", 1), encoding="utf-8")
+    with pytest.raises(rubric.RubricError, match=r"rubric.toml: line 'heads_parallel', evidence 1: bad pattern"):
+        rubric.load(bad)
+    bad.write_text(text.replace("pass_mark = 9", ""), encoding="utf-8")
+    with pytest.raises(rubric.RubricError, match="missing field 'pass_mark'"):
+        rubric.load(bad)
+
+
+def test_keyword_soup_without_commas_is_capped_too():
+    soup = " ".join(["heads parallel own query key value projections d_model/h cost one head concat w_o person is "
+                     "head notes mlp each token residual layer norm stacked blocks bert bidirectional gpt causal mask"]
+                    * 10)
+    a = rubric.evaluate(RUBRIC, soup)
+    assert a.total <= RUBRIC.cap_points and a.cap_reason and not a.substantive
