@@ -1,0 +1,210 @@
+"""Known wrong parameter counts for exercise 2, as formulas of the configuration (judge side, trusted).
+
+This file lives in ``tests/hidden`` because every formula here, right or wrong, gives the answer away:
+students do not get it, so their public checks name no mistake; the graded run does.
+
+When a count is wrong, the judge evaluates every formula below on the same configuration and names the
+mistake whose formula gives exactly the student's number. Each ``*_MISTAKES`` dict maps a mistake key to
+the one sentence the student sees: what went wrong, in the lesson's words, and the fix.
+
+``mistake=None`` gives the correct count; the grader's own tests check it against the torch reference
+modules (``reference.py``) on many configurations -- the judge never uses it as the truth.
+A block (d = d_model, h = n_heads, r = mlp_ratio) has attention 4·d² (W_Q, W_K, W_V, W_O) plus 4·d biases,
+an MLP 2·r·d² (d -> r·d -> d) plus r·d + d biases, and two layer norms of 2·d each.
+Sources: the lesson; Radford et al. 2019 (GPT-2); PyTorch docs.
+"""
+from __future__ import annotations
+
+_MLP_ONE_WAY = (
+    "the MLP was counted one way only (r·d² instead of 2·r·d²): it has two matrices, d -> r·d and r·d -> d, "
+    "each with r·d² weights"
+)
+
+BLOCK_MISTAKES: dict[str, str] = {
+    "no_out_proj": (
+        "the output projection W_O was left out (attention 3·d² instead of 4·d²): attention has four d x d "
+        "matrices, W_Q, W_K, W_V and W_O"
+    ),
+    "per_head_full_size": (
+        "each head was given its own d x d matrices (h·4·d² instead of 4·d²): the heads split d_model into "
+        "slices, so the number of heads does not change the count"
+    ),
+    "attention_one_head": (
+        "the projections were sized for one head (d x d/h each, 4·d²/h in total): together the heads' slices "
+        "fill d x d matrices, so attention has 4·d², whatever the number of heads"
+    ),
+    "mlp_up_only": _MLP_ONE_WAY,
+    "mlp_down_only": _MLP_ONE_WAY,
+    "mlp_ratio_ignored": (
+        "mlp_ratio was ignored and 4 used instead (the MLP counted as 8·d²): the hidden layer has "
+        "mlp_ratio·d units, so the MLP has 2·mlp_ratio·d² weights"
+    ),
+    "mlp_ratio_squared": (
+        "the MLP ratio was squared (r²·d² instead of 2·r·d²): the MLP is two matrices, d x r·d and r·d x d"
+    ),
+    "biases_included": (
+        "biases were counted although bias=False: count them only when bias is True"
+    ),
+    "biases_missing": (
+        "bias=True was ignored: add the biases, 3·d + d in attention (Q, K, V and W_O) and r·d + d in the MLP"
+    ),
+    "attention_biases_missing": (
+        "the attention's biases were left out: with bias=True, Q, K, V and W_O each have a bias of d, "
+        "4·d in total (nn.MultiheadAttention keeps them in in_proj_bias and out_proj.bias)"
+    ),
+    "norms_included": (
+        "layer norms were counted although layer_norm=False: count them only when layer_norm is True"
+    ),
+    "norms_missing": (
+        "layer_norm=True was ignored: add the two layer norms, each with a weight and a bias of d (4·d in total)"
+    ),
+    "layer_norm_half": (
+        "the layer norms were counted as 2·d instead of 4·d: there are two of them per block, and each has a "
+        "weight (gamma) and a bias (beta) of d"
+    ),
+}
+
+GPT_MISTAKES: dict[str, str] = {
+    "lm_head_counted_when_tied": (
+        "the LM head was counted although the embeddings are tied (tied=True): a tied LM head reuses the "
+        "token embedding matrix, so vocab_size·d is counted once, not twice"
+    ),
+    "lm_head_missing_when_untied": (
+        "the LM head was left out although it is not tied (tied=False): an untied LM head is its own "
+        "vocab_size x d matrix, so add vocab_size·d"
+    ),
+    "lm_head_bias": (
+        "the LM head was given a bias (vocab_size more): GPT-2's LM head has no bias"
+    ),
+    "no_position_embedding": (
+        "the position embedding was forgotten: add n_ctx·d for the learned positions (wpe)"
+    ),
+    "no_final_layer_norm": (
+        "the final layer norm was forgotten: GPT-2 has one more layer norm (ln_f, 2·d) after the last block"
+    ),
+    "blocks_without_bias_ln": (
+        "the blocks were counted without biases and layer norms: GPT-2's blocks have both "
+        "(block_params(..., bias=True, layer_norm=True))"
+    ),
+}
+#: ``gpt_variant(..., mistake="block.KEY")``: every block counted with the block mistake KEY.
+GPT_BLOCK_PREFIX = "block."
+
+SHARE_MISTAKES: dict[str, str] = {
+    "attention_share": (
+        "this is the attention's share (1/3); MLP_SHARE is the MLP's share: MLP / (attention + MLP)"
+    ),
+    "mlp_over_attention": (
+        "this is MLP / attention (8·d² / 4·d² = 2); the share is MLP / whole block = 8·d² / 12·d²"
+    ),
+    "mlp_one_way": (
+        "this share uses an MLP counted one way only (4·d² / 8·d² = 1/2): the MLP has two matrices, 8·d²"
+    ),
+    "with_bias_and_ln": (
+        "this is the share in the block with biases and layer norms; MLP_SHARE is for the bare block "
+        "(no biases, no layer norm), where it is exactly 8·d² / 12·d²"
+    ),
+    "percent": (
+        "the share was given in percent; give it as a fraction between 0 and 1"
+    ),
+    "rounded": (
+        "the share was rounded; write it exactly, as a fraction such as 8 / 12, or compute it from your counts"
+    ),
+}
+#: How close (absolute) a share must be to a variant to be named; others need 1e-9.
+SHARE_TOLERANCE: dict[str, float] = {"percent": 0.5, "rounded": 5e-3}
+
+
+def _check(mistake: str | None, known: dict[str, str], what: str) -> None:
+    """Raise ``ValueError`` naming the known keys when ``mistake`` is not ``None`` or one of them."""
+    if mistake is not None and mistake not in known:
+        raise ValueError(f"unknown {what} mistake {mistake!r}; known: {', '.join(sorted(known))}")
+
+
+def block_variant(d_model: int, n_heads: int, mlp_ratio: int = 4, bias: bool = False, layer_norm: bool = False,
+                  mistake: str | None = None) -> int:
+    """The count of one block with the mistake ``mistake`` (a key of ``BLOCK_MISTAKES``; None = correct).
+
+    Raises: ValueError for an unknown key.
+    """
+    _check(mistake, BLOCK_MISTAKES, "block")
+    d, h, r = int(d_model), int(n_heads), int(mlp_ratio)
+    bias = {"biases_included": True, "biases_missing": False}.get(mistake, bool(bias))
+    layer_norm = {"norms_included": True, "norms_missing": False}.get(mistake, bool(layer_norm))
+    if mistake == "mlp_ratio_ignored":
+        r = 4
+    attn_w, attn_b = 4 * d * d, 4 * d            # W_Q, W_K, W_V, W_O and their biases
+    mlp_w, mlp_b = 2 * r * d * d, r * d + d      # fc (r·d, d) + proj (d, r·d), biases r·d and d
+    norms = 2 * 2 * d                            # ln1, ln2: weight and bias each
+    if mistake == "no_out_proj":
+        attn_w, attn_b = 3 * d * d, 3 * d
+    elif mistake == "per_head_full_size":
+        attn_w, attn_b = h * attn_w, h * attn_b
+    elif mistake == "attention_one_head":
+        attn_w, attn_b = 4 * d * (d // h), 4 * (d // h)
+    elif mistake == "mlp_up_only":
+        mlp_w, mlp_b = r * d * d, r * d
+    elif mistake == "mlp_down_only":
+        mlp_w, mlp_b = r * d * d, d
+    elif mistake == "mlp_ratio_squared":
+        mlp_w = r * r * d * d
+    elif mistake == "attention_biases_missing":
+        attn_b = 0
+    elif mistake == "layer_norm_half":
+        norms = 2 * d
+    return attn_w + mlp_w + (attn_b + mlp_b if bias else 0) + (norms if layer_norm else 0)
+
+
+def gpt_mistake_keys() -> list[str]:
+    """Every key ``gpt_variant`` accepts: ``GPT_MISTAKES`` and ``block.KEY`` for each block mistake."""
+    return list(GPT_MISTAKES) + [GPT_BLOCK_PREFIX + key for key in BLOCK_MISTAKES]
+
+
+def gpt_message(key: str) -> str:
+    """The sentence for a ``gpt_variant`` key (a block mistake is said to be in every block)."""
+    if key.startswith(GPT_BLOCK_PREFIX):
+        return "in every block: " + BLOCK_MISTAKES[key[len(GPT_BLOCK_PREFIX):]]
+    return GPT_MISTAKES[key]
+
+
+def gpt_variant(vocab_size: int, n_ctx: int, d_model: int, n_layer: int, n_heads: int, mlp_ratio: int = 4,
+                tied: bool = True, mistake: str | None = None) -> int:
+    """The count of a GPT-2 style model with ``mistake`` (a key of :func:`gpt_mistake_keys`; None = correct).
+
+    Correct: token embedding V·d + position embedding n_ctx·d + n_layer blocks (biases, two layer norms)
+    + final layer norm 2·d + LM head (0 when tied, V·d when not; never a bias).
+    Raises: ValueError for an unknown key.
+    """
+    keys = {k: k for k in gpt_mistake_keys()}
+    _check(mistake, keys, "GPT")
+    V, T, d, L = int(vocab_size), int(n_ctx), int(d_model), int(n_layer)
+    block_mistake = mistake[len(GPT_BLOCK_PREFIX):] if mistake and mistake.startswith(GPT_BLOCK_PREFIX) else None
+    with_bias_ln = mistake != "blocks_without_bias_ln"
+    block = block_variant(d, n_heads, mlp_ratio, bias=with_bias_ln, layer_norm=with_bias_ln, mistake=block_mistake)
+    tied = {"lm_head_counted_when_tied": False, "lm_head_missing_when_untied": True}.get(mistake, bool(tied))
+    total = V * d + L * block + (0 if tied else V * d)
+    total += 0 if mistake == "no_position_embedding" else T * d
+    total += 0 if mistake == "no_final_layer_norm" else 2 * d
+    total += V if mistake == "lm_head_bias" else 0
+    return total
+
+
+def share_variant(d_model: int = 768, n_heads: int = 12, mlp_ratio: int = 4, mistake: str | None = None) -> float:
+    """What ``MLP_SHARE`` is with ``mistake`` (a key of ``SHARE_MISTAKES``; None = correct, MLP / block).
+
+    ``rounded`` returns the correct share: it is named by a looser tolerance (``SHARE_TOLERANCE``).
+    Raises: ValueError for an unknown key.
+    """
+    _check(mistake, SHARE_MISTAKES, "MLP share")
+    d, r = int(d_model), int(mlp_ratio)
+    attn, mlp = 4 * d * d, 2 * r * d * d
+    if mistake == "attention_share":
+        return attn / (attn + mlp)
+    if mistake == "mlp_over_attention":
+        return mlp / attn
+    if mistake == "mlp_one_way":
+        return (r * d * d) / (attn + r * d * d)
+    if mistake == "with_bias_and_ln":
+        return (mlp + r * d + d) / block_variant(d, n_heads, r, bias=True, layer_norm=True)
+    share = mlp / (attn + mlp)
+    return 100.0 * share if mistake == "percent" else share
