@@ -15,9 +15,9 @@ from . import corpus, exercises, judge, report
 
 
 def _grade_and_show(name: str, submission: Path, *, seed: int | None, as_json: bool,
-                    report_path: Path | None, verbose: bool = False):
+                    report_path: Path | None, verbose: bool = False, quick: bool = False):
     exercise = exercises.load(name)
-    result = judge.grade(exercise, submission, seed=seed)
+    result = judge.grade(exercise, submission, seed=seed, quick=quick)
     path = report.write_html(result, report_path or Path("reports") / f"{name}.html")
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2))
@@ -31,6 +31,8 @@ seed_option = click.option("--seed", type=click.IntRange(min=0), default=None,
                            help="Seed for the randomised checks (printed with every grade; reuse it to reproduce).")
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print one JSON object (exercise, score, max_score, seed, checks) instead of the summary.")
+quick_option = click.option("--quick", is_flag=True,
+                            help="Run only the fast checks (leaves out slow ones such as re-training).")
 report_option = click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
                              default=None, help="Where to write the HTML report [default: reports/EXERCISE.html].")
 
@@ -48,13 +50,15 @@ def main():
 @seed_option
 @json_option
 @report_option
+@quick_option
 @click.option("-v", "--verbose", is_flag=True, help="List passed checks too.")
-def grade_command(exercise, submission, seed, as_json, report_path, verbose):
+def grade_command(exercise, submission, seed, as_json, report_path, quick, verbose):
     """Grade one submission folder.
 
     Example: grader grade exercise3 --submission solutions/exercise3 --json
     """
-    _grade_and_show(exercise, submission, seed=seed, as_json=as_json, report_path=report_path, verbose=verbose)
+    _grade_and_show(exercise, submission, seed=seed, as_json=as_json, report_path=report_path, verbose=verbose,
+                    quick=quick)
 
 
 @main.command("batch")
@@ -160,8 +164,9 @@ def check_solutions_command(seed, only):
 @seed_option
 @json_option
 @report_option
+@quick_option
 @click.option("-v", "--verbose", is_flag=True, help="List passed checks too.")
-def grade_shortcut(exercise, folder, seed, as_json, report_path, verbose):
+def grade_shortcut(exercise, folder, seed, as_json, report_path, quick, verbose):
     """Grade your work on EXERCISE: the folder ./EXERCISE, or FOLDER when given.
 
     EXERCISE may also be the path of your folder (its name is the exercise). Writes
@@ -177,5 +182,5 @@ def grade_shortcut(exercise, folder, seed, as_json, report_path, verbose):
             f"no folder {folder}/ here; run `grade {exercise}` next to your {exercise}/ folder "
             f"or give its path: `grade {exercise} path/to/{exercise}`")
     result = _grade_and_show(exercise, folder, seed=seed, as_json=as_json, report_path=report_path,
-                             verbose=verbose)
+                             verbose=verbose, quick=quick)
     sys.exit(0 if result.score == result.max_score else 1)

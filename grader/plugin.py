@@ -95,6 +95,7 @@ class GradingPlugin:
         self._seed = seed
         self.checks: list[CheckResult] = []
         self.collection_errors: list[str] = []
+        self.deselected = 0
         self._by_function: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ pytest hooks
@@ -104,6 +105,7 @@ class GradingPlugin:
             "check(points=1, hint='', depends=()): a graded check worth POINTS; HINT is shown when it "
             "fails; it is skipped unless every test function named in DEPENDS passed.",
         )
+        config.addinivalue_line("markers", "slow: a long check (e.g. re-training) that --quick leaves out.")
 
     @pytest.fixture
     def submission(self) -> SubmissionProxy:
@@ -117,6 +119,9 @@ class GradingPlugin:
     def rng(self, request) -> np.random.Generator:
         """A NumPy generator seeded by the run's seed and the check's name (order-independent)."""
         return np.random.default_rng([self._seed, zlib.crc32(request.node.name.encode())])
+
+    def pytest_deselected(self, items):
+        self.deselected += len(items)
 
     def pytest_collectreport(self, report):
         if report.failed:
