@@ -95,7 +95,7 @@ def test_mistake_keys_are_the_contract():
     assert set(mistakes.BLOCK_MISTAKES) == {
         "no_residual", "no_attn_residual", "no_mlp_residual", "no_layer_norm", "post_norm", "erf_gelu",
         "relu", "causal_ignored"}
-    assert set(mistakes.SOFTMAX_MISTAKES) == {"wrong_axis", "unstable"}
+    assert set(mistakes.SOFTMAX_MISTAKES) == {"wrong_axis", "axis_ignored", "unstable"}
     assert set(mistakes.LAYER_NORM_MISTAKES) == {"unbiased_variance", "no_affine", "eps_outside_sqrt"}
     assert set(mistakes.GELU_MISTAKES) == {"erf", "relu", "sigmoid_approx"}
     assert mistakes.MHA_CAUSAL_ONLY <= set(mistakes.MHA_MISTAKES)
@@ -263,8 +263,9 @@ def test_block_mistake_changes_the_answer(mistake, causal):
 @pytest.mark.parametrize("mistake", sorted(mistakes.SOFTMAX_MISTAKES))
 def test_softmax_mistake_changes_the_answer(mistake):
     x = _x((4, 5, 6), 70, scale=3.0)
-    correct = mistakes.softmax_variant(x, -1)
-    wrong = mistakes.softmax_variant(1000.0 * x if mistake == "unstable" else x, -1, mistake)
+    axis = 1 if mistake == "axis_ignored" else -1  # ignoring the axis is harmless when it is -1
+    correct = mistakes.softmax_variant(x, axis)
+    wrong = mistakes.softmax_variant(1000.0 * x if mistake == "unstable" else x, axis, mistake)
     if mistake == "unstable":
         assert not np.all(np.isfinite(wrong))
         assert _err(mistakes.softmax_variant(x, -1, mistake), correct) < 1e-12  # fine at small scale
@@ -409,6 +410,8 @@ def test_small_function_mistakes_agree_with_torch():
     assert _err(mistakes.gelu_variant(g, "relu"), F.relu(gt).numpy()) < 1e-15
     assert _err(mistakes.softmax_variant(_x((4, 6), 104), -1, "wrong_axis"),
                 torch.softmax(torch.as_tensor(_x((4, 6), 104)), dim=0).numpy()) < 1e-12
+    assert _err(mistakes.softmax_variant(_x((4, 6), 104), 0, "axis_ignored"),
+                torch.softmax(torch.as_tensor(_x((4, 6), 104)), dim=-1).numpy()) < 1e-12
 
 
 # ------------------------------------------------------------------- the reference solution

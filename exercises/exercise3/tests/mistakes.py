@@ -108,6 +108,10 @@ SOFTMAX_MISTAKES: dict[str, str] = {
         "the softmax was taken over axis 0 instead of the axis given: use the axis argument for the max, "
         "the exp sum, and keepdims=True"
     ),
+    "axis_ignored": (
+        "the axis argument was ignored: the softmax always ran over the last axis; use axis for the max "
+        "and the exp sum (with keepdims=True)"
+    ),
     "unstable": (
         "the softmax is not numerically stable: exp overflows for large inputs; subtract the maximum "
         "along the axis before taking exp"
@@ -300,11 +304,12 @@ def softmax_variant(x, axis, mistake=None) -> np.ndarray:
     """What ``softmax(x, axis)`` returns with ``mistake`` (a key of ``SOFTMAX_MISTAKES``); float64, shape of x.
 
     ``wrong_axis`` normalises over axis 0 whatever ``axis`` is (so it only differs when ``axis`` is not 0);
+    ``axis_ignored`` over the last axis whatever ``axis`` is (the usual slip: attention only needs -1);
     ``unstable`` skips the max subtraction and overflows to inf/NaN on large inputs.
     """
     _check(mistake, SOFTMAX_MISTAKES, "softmax")
     t = _tensor(x)
-    dim = 0 if mistake == "wrong_axis" else int(axis)
+    dim = {"wrong_axis": 0, "axis_ignored": -1}.get(mistake, int(axis))
     with torch.no_grad():
         return _out(_softmax(t, dim=dim, stable=mistake != "unstable"))
 

@@ -11,7 +11,7 @@ import pytest
 
 from exercises.exercise3.tests.checks import (ATOL, GATES, draw_x, mha_mistakes, reference,
                                               torch_generator)
-from grader.compare import expect_array
+from grader.compare import expect_array, layout_diagnosis
 from grader.plugin import CheckFailure
 from grader.static import forbidden_imports, parse
 
@@ -84,7 +84,7 @@ def test_mha_shape(submission, rng):
     if not isinstance(out, np.ndarray) or out.shape != (B, T, d) or out.dtype != np.float64:
         got = f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
         raise CheckFailure(f"multi_head_attention(x of shape {(B, T, d)}, n_heads={h}) returned {got}; "
-                           f"expected a float64 array of shape {(B, T, d)}.")
+                           f"expected a float64 array of shape {(B, T, d)}.", layout_diagnosis(out, (B, T, d)))
 
 
 @pytest.mark.check(points=2, depends=["test_mha_shape"],
@@ -111,5 +111,5 @@ def test_block_shape(submission, rng):
     if not isinstance(out, np.ndarray) or out.shape != (B, T, d) or out.dtype != np.float64:
         got = f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
         raise CheckFailure(f"transformer_block(x of shape {(B, T, d)}) returned {got}; "
-                           f"expected a float64 array of shape {(B, T, d)}.")
+                           f"expected a float64 array of shape {(B, T, d)}.", layout_diagnosis(out, (B, T, d)))
 
