@@ -16,14 +16,23 @@ Isolation (see DESIGN.md, "Isolation"):
 Either way: rlimits on CPU, address space, file size and processes; a wall-clock
 deadline per call that ends in SIGKILL of the whole process group; a scrubbed
 environment; stdout/stderr captured into a capped buffer.
+
+The judge never waits on the worker without a deadline: requests are written to a
+non-blocking pipe and replies read with ``select``, both against the call's deadline (a
+worker that stops reading, or a grandchild that keeps the pipes open after the worker
+died, costs at most the call's time limit). Replies are treated as hostile: student code
+runs in the worker and can forge them.
 """
 from __future__ import annotations
 
+import errno
 import functools
+import json
 import os
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,11 +41,14 @@ import time
 from pathlib import Path
 
 from .exercises import Exercise, Limits
-from .sandbox_worker import ProtocolError, decode, encode, parse_frame, write_frame
+from .sandbox_worker import HEADER, ProtocolError, decode, encode, frame_bytes, parse_frame
 
 WORKER = Path(__file__).with_name("sandbox_worker.py")
-#: Seconds allowed for the worker to start and import the submission.
+#: Seconds allowed for the worker process to start (Python and NumPy imported, limits set),
+#: before any student code runs. Importing the submission then counts as a call.
 START_TIMEOUT = 20.0
+#: Seconds a worker whose protocol pipe closed gets to exit before it is killed.
+EXIT_GRACE = 1.0
 #: Calls to one function that may time out before the rest fail at once.
 MAX_TIMEOUTS_PER_FUNCTION = 2
 
@@ -87,7 +99,7 @@ def _python_roots() -> list[str]:
 def _bwrap_command(workdir: Path, python: list[str]) -> list[str]:
     cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-           "--size", str(64 * 1024 * 1024), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+           "--size", str(64 * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
     system = [p for p in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/alternatives", "/etc/ld.so.cache")
               if os.path.exists(p)]
     made = {"/", "/tmp", "/proc", "/dev"}
@@ -122,39 +134,107 @@ def _scrubbed_env() -> dict[str, str]:
     return env
 
 
-class _OutputDrain(threading.Thread):
-    """Reads a pipe until EOF or stop, keeping the first ``cap`` bytes."""
+#: Control characters shown escaped in the captured output (``\x00``); tab and newline are kept.
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0, 9), *range(11, 32), 127]}
 
-    def __init__(self, fd: int, cap: int):
+
+class _OutputDrain(threading.Thread):
+    """Reads the worker's output pipe until EOF or stop, keeping the first ``cap`` bytes.
+
+    The thread owns the pipe and closes it when it ends: the fd is never closed while it
+    may still be read (its number is soon reused by the next worker's pipes).
+    """
+
+    #: Seconds spent after a stop reading what is still in the pipe (a crash's last words).
+    SWEEP = 0.2
+
+    def __init__(self, stream, cap: int):
         super().__init__(daemon=True)
-        self.fd, self.cap = fd, cap
+        self.stream, self.cap = stream, cap
         self.kept = bytearray()
         self.total = 0
         self.stopped = threading.Event()
 
     def run(self) -> None:
-        sel = selectors.DefaultSelector()
-        sel.register(self.fd, selectors.EVENT_READ)
-        while not self.stopped.is_set():
-            if not sel.select(timeout=0.1):
-                continue
+        try:
+            fd = self.stream.fileno()
+            sweep_until = None
+            with selectors.DefaultSelector() as sel:
+                sel.register(fd, selectors.EVENT_READ)
+                while True:
+                    if sweep_until is None and self.stopped.is_set():
+                        sweep_until = time.monotonic() + self.SWEEP
+                    if sweep_until is not None and time.monotonic() > sweep_until:
+                        break
+                    if not sel.select(timeout=0 if sweep_until is not None else 0.1):
+                        if sweep_until is not None:
+                            break  # stopped and nothing left to read
+                        continue
+                    try:
+                        chunk = os.read(fd, 1 << 16)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    self.total += len(chunk)
+                    room = self.cap - len(self.kept)
+                    if room > 0:
+                        self.kept += chunk[:room]
+        finally:
             try:
-                chunk = os.read(self.fd, 1 << 16)
+                self.stream.close()
             except OSError:
-                break
-            if not chunk:
-                break
-            self.total += len(chunk)
-            room = self.cap - len(self.kept)
-            if room > 0:
-                self.kept += chunk[:room]
-        sel.close()
+                pass
 
     def text(self) -> str:
-        out = self.kept.decode("utf-8", errors="replace")
+        """What was kept, decoded (invalid UTF-8 replaced, control characters escaped)."""
+        out = self.kept.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+        out = out.translate(_CONTROL)
         if self.total > len(self.kept):
             out += f"\n[... {self.total - len(self.kept):,} more bytes of output not shown]"
         return out
+
+
+def _not_copied(folder: str, names: list[str]) -> set[str]:
+    """Names copytree skips: caches, .git, and anything not a file, folder or symlink (a FIFO
+    would make the copy fail, a device would make it endless)."""
+    skip = {"__pycache__", ".git"}
+    for name in names:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            skip.add(name)
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            skip.add(name)
+    return skip
+
+
+class _Timeout(Exception):
+    """The call's deadline passed while sending or waiting."""
+
+
+class _Closed(Exception):
+    """The worker's end of the protocol is gone (it exited, or closed the pipe)."""
+
+
+def _frame_need(raw: bytearray) -> int:
+    """How many bytes the frame starting ``raw`` needs, as far as ``raw`` tells (>= len(raw) + 1)."""
+    if len(raw) < HEADER.size:
+        return HEADER.size
+    (hlen,) = HEADER.unpack_from(raw)
+    if len(raw) < HEADER.size + hlen:
+        return HEADER.size + hlen
+    # The header is complete (and was valid: parse_frame checked it before asking).
+    message = json.loads(bytes(raw[HEADER.size:HEADER.size + hlen]).decode("utf-8"))
+    return HEADER.size + hlen + sum(message.get("blobs", []))
+
+
+def _signal_name(number: int) -> str | None:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return None
 
 
 class Sandbox:
@@ -185,6 +265,7 @@ class Sandbox:
         self.outputs: list[str] = []
         self.functions: list[str] | None = None
         self.load_error: SubmissionError | None = None
+        self.start_error: RuntimeError | None = None  # the worker could not start: not retried
         self.timeouts: dict[str, int] = {}
         self.calls = 0
         self.budget = budget
@@ -196,7 +277,7 @@ class Sandbox:
         """One line for the report saying how student code was isolated."""
         if self.bubblewrap:
             return ("bubblewrap: own PID and network namespace (no network), read-only system, "
-                    "private copy of the submission, unprivileged user, rlimits")
+                    "private copy of the submission and private /tmp, unprivileged user, rlimits")
         how = "plain child process with rlimits (bubblewrap not available): no network or file-system isolation"
         if os.name == "posix" and os.getuid() == 0:
             how += "; running as root, so the process limit does not bind"
@@ -209,11 +290,16 @@ class Sandbox:
         self.close()
 
     def _start(self) -> None:
+        """Start a worker on a fresh copy of the submission and wait until it is ready.
+
+        Raises:
+            RuntimeError: the worker did not start (no student code has run yet, so this
+                is the grader's problem, not the student's).
+        """
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         os.chmod(self.workdir, 0o755)
         shutil.copy2(WORKER, self.workdir / "worker.py")
-        shutil.copytree(self.submission, self.workdir / "submission", symlinks=True,
-                        ignore=shutil.ignore_patterns("__pycache__", ".git"))
+        shutil.copytree(self.submission, self.workdir / "submission", symlinks=True, ignore=_not_copied)
         for path in [self.workdir / "submission", *(self.workdir / "submission").rglob("*")]:
             if not path.is_symlink():
                 os.chmod(path, 0o755 if path.is_dir() else 0o644)
@@ -226,43 +312,52 @@ class Sandbox:
             "forbidden_imports": list(self.exercise.forbidden_imports),
             "submission_dir": str(inside / "submission"),
         }
-        import json
-
         python = [sys.executable, "-I", str(inside / "worker.py"), json.dumps(cfg)]
         cmd = _bwrap_command(self.workdir, python) if self.bubblewrap else python
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=str(self.workdir / "submission"), env=_scrubbed_env(), start_new_session=True,
         )
-        drain = _OutputDrain(self.proc.stderr.fileno(), self.limits.output_kb * 1024)
+        os.set_blocking(self.proc.stdin.fileno(), False)  # written with a deadline, see _send
+        drain = _OutputDrain(self.proc.stderr, self.limits.output_kb * 1024)
         drain.start()
         self.drains.append(drain)
+        try:
+            self._receive(time.monotonic() + START_TIMEOUT, 0)
+        except (_Timeout, _Closed, ProtocolError) as exc:
+            proc = self.proc
+            self._stop()
+            why = {_Timeout: f"not ready within {START_TIMEOUT:g} s",
+                   _Closed: f"exited with status {proc.returncode}"}.get(type(exc), str(exc))
+            self.start_error = RuntimeError(f"the sandbox did not start ({why}); its output: "
+                                            f"{self.outputs[-1][-1000:] if self.outputs else ''}")
+            raise self.start_error from None
 
     def _stop(self) -> None:
-        if self.proc is not None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                os.killpg(proc.pid, signal.SIGKILL)  # bwrap and, without bwrap, the worker's group
             except (ProcessLookupError, PermissionError):
                 pass
-            self.proc.kill()
             try:
-                self.proc.wait(timeout=5)
+                proc.kill()
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-            for stream in (self.proc.stdin, self.proc.stdout):
+            for stream in (proc.stdin, proc.stdout):  # stderr belongs to its drain thread
                 try:
                     stream.close()
                 except OSError:
                     pass
-            self.proc = None
         for drain in self.drains:
             drain.stopped.set()
-            drain.join(timeout=1)
+        for drain in self.drains:
+            drain.join(timeout=1 + drain.SWEEP)
             self.outputs.append(drain.text())
-            try:
-                os.close(drain.fd)
-            except OSError:
-                pass
         self.drains = []
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -279,6 +374,58 @@ class Sandbox:
         return "".join(o for o in self.outputs + live if o)
 
     # ------------------------------------------------------------------ protocol
+    def _send(self, data: bytes, deadline: float) -> None:
+        """Write ``data`` to the worker before ``deadline`` (a worker that stops reading cannot block us)."""
+        fd = self.proc.stdin.fileno()
+        view = memoryview(data)
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_WRITE)
+            while view:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _Timeout
+                if not sel.select(timeout=min(left, 0.5)):
+                    continue
+                try:
+                    view = view[os.write(fd, view[: 1 << 20]):]
+                except BlockingIOError:
+                    continue
+                except OSError as exc:  # EPIPE: the worker is gone
+                    raise _Closed from exc
+
+    def _receive(self, deadline: float, expected_id: int) -> tuple[dict, list[bytes]]:
+        """Read one whole reply frame before ``deadline``.
+
+        Raises:
+            _Timeout, _Closed: as named.
+            ProtocolError: the bytes are not a frame, or not the reply to ``expected_id``.
+        """
+        fd = self.proc.stdout.fileno()
+        raw = bytearray()
+        need = HEADER.size
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while True:
+                if len(raw) >= need:  # parse only when enough has arrived: linear in the reply's size
+                    parsed = parse_frame(bytes(raw))
+                    if parsed is not None:
+                        if parsed[0].get("id") != expected_id:
+                            raise ProtocolError("a reply out of turn")
+                        return parsed
+                    need = _frame_need(raw)
+                    continue
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _Timeout
+                if not sel.select(timeout=min(left, 0.2)):
+                    if self.proc.poll() is not None:
+                        raise _Closed  # exited, though something (a grandchild) still holds the pipe
+                    continue
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    raise _Closed
+                raw += chunk
+
     def _request(self, message: dict, blobs: list[bytes], timeout: float, what: str):
         assert self.proc is not None
         if self.deadline is not None:
@@ -288,53 +435,46 @@ class Sandbox:
                                                  f"time budget of {self.budget:g} s.")
             timeout = min(timeout, left)
         self.calls += 1
-        message = dict(message, id=self.calls)
-        try:
-            write_frame(self.proc.stdin, message, blobs)
-        except (BrokenPipeError, OSError):
-            return self._died(what)
+        data = frame_bytes(dict(message, id=self.calls), blobs)
         deadline = time.monotonic() + timeout
-        raw = bytearray()
-        fd = self.proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while True:
-                try:
-                    parsed = parse_frame(bytes(raw))
-                except ProtocolError as exc:
-                    self._stop()
-                    raise SubmissionError("protocol", f"{what} sent back something unreadable ({exc}).")
-                if parsed is not None:
-                    if parsed[0].get("id") != self.calls:
-                        self._stop()
-                        raise SubmissionError("protocol", f"{what} sent back a reply out of turn.")
-                    return parsed
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._stop()
-                    raise SubmissionError(
-                        "timeout",
-                        f"{what} did not finish within {timeout:g} s and was stopped "
-                        "(an infinite loop, or far too slow).",
-                    )
-                if not sel.select(timeout=min(left, 0.5)):
-                    continue
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    return self._died(what)
-                raw += chunk
+        try:
+            self._send(data, deadline)
+            return self._receive(deadline, self.calls)
+        except _Timeout:
+            self._stop()
+            raise SubmissionError(
+                "timeout",
+                f"{what} did not finish within {timeout:g} s and was stopped (an infinite loop, or far too slow).",
+            ) from None
+        except _Closed:
+            return self._died(what)
+        except ProtocolError as exc:
+            self._stop()
+            raise SubmissionError("protocol", f"{what} sent back something unreadable ({exc}).") from None
 
     def _died(self, what: str):
         proc = self.proc
-        code = proc.wait(timeout=5) if proc is not None else None
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(timeout=EXIT_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
         self._stop()
-        if code is not None and code < 0:
-            sig = signal.Signals(-code).name
+        if code is None:
+            raise SubmissionError(
+                "crash", f"{what} closed the sandbox's connection to the grader and was stopped "
+                         "(do not close file descriptors your code did not open).")
+        number = -code if code < 0 else code - 128 if self.bubblewrap and code > 128 else None
+        sig = _signal_name(number) if number else None  # bwrap reports a signal as 128 + number
+        if sig is not None:
             reason = {
                 "SIGXCPU": f"it used more than {self.limits.cpu} s of CPU time",
                 "SIGXFSZ": f"it wrote a file larger than {self.limits.file_size_mb} MiB",
-                "SIGSEGV": "segmentation fault (often very deep recursion)",
+                "SIGSEGV": "segmentation fault (often very deep recursion: raising sys.setrecursionlimit "
+                           "does not make the stack bigger)",
                 "SIGKILL": "killed (usually out of memory)",
+                "SIGABRT": "aborted",
             }.get(sig, sig)
             raise SubmissionError("crash", f"{what} crashed the process: {reason}.")
         raise SubmissionError(
@@ -343,9 +483,32 @@ class Sandbox:
             "(do not call exit() or os._exit() in your code).",
         )
 
+    @staticmethod
+    def _error_fields(reply: dict) -> dict:
+        """The error of a failed reply, with every field of the expected type (replies can be forged).
+
+        Raises:
+            ProtocolError: the reply has no error object.
+        """
+        err = reply.get("error")
+        if not isinstance(err, dict):
+            raise ProtocolError("a failed reply without an error description")
+        bases = err.get("bases")
+        etype = str(err.get("type", "Exception"))[:200]
+        errno = err.get("errno")
+        return {
+            "type": etype,
+            "message": str(err.get("message", ""))[:2000],
+            "traceback": str(err.get("traceback", ""))[-4000:],
+            "bases": [str(b) for b in bases] if isinstance(bases, list) else [etype],
+            "errno": errno if type(errno) is int else None,
+        }
+
     def _ensure_loaded(self) -> None:
         if self.load_error is not None:
             raise self.load_error
+        if self.start_error is not None:
+            raise self.start_error
         if self.proc is not None:
             return
         missing = [f for f in self.exercise.files if not (self.submission / f).is_file()]
@@ -353,23 +516,38 @@ class Sandbox:
             self.load_error = SubmissionError(
                 "missing", f"the submission has no {', '.join(missing)} (looked in {self.submission}).")
             raise self.load_error
-        if not self.exercise.module:
-            raise SubmissionError("missing", f"{self.exercise.name} has no code to run.")
         self._start()
+        module = self.exercise.module
         try:
-            message, blobs = self._request({"op": "load"}, [], START_TIMEOUT, f"importing {self.exercise.module}.py")
+            message, blobs = self._request({"op": "load"}, [], self.limits.call_timeout, f"importing {module}.py")
         except SubmissionError as exc:
             self.load_error = exc
             raise
         if not message.get("ok"):
-            err = message.get("error", {})
+            self._stop()
+            try:
+                err = self._error_fields(message)
+            except ProtocolError as exc:
+                self.load_error = SubmissionError("protocol", f"importing {module}.py sent back something "
+                                                              f"unreadable ({exc}).")
+                raise self.load_error from None
+            if {"SystemExit", "KeyboardInterrupt"} & set(err["bases"]):
+                text = (f"{module}.py called exit() while it was being imported; code that runs the file as a "
+                        "script belongs under `if __name__ == \"__main__\":`.")
+            else:
+                text = f"{module}.py could not be imported: {err['type']}: {err['message']}"
+            self.load_error = SubmissionError("load", text, err["traceback"])
+            raise self.load_error
+        try:
+            functions = decode(message.get("value"), blobs)
+        except ProtocolError as exc:
+            functions = exc
+        if not isinstance(functions, list) or not all(isinstance(f, str) for f in functions):
             self._stop()
             self.load_error = SubmissionError(
-                "load", f"{self.exercise.module}.py could not be imported: {err.get('type')}: {err.get('message')}",
-                err.get("traceback", ""))
+                "protocol", f"importing {module}.py sent back something unreadable instead of its function names.")
             raise self.load_error
-        value = message.get("value")
-        self.functions = decode(value, blobs) if isinstance(value, dict) else []
+        self.functions = functions
 
     def has_function(self, name: str) -> bool:
         """True when the student's module defines a public callable ``name``.
@@ -387,7 +565,34 @@ class Sandbox:
                                        f"inspecting {name}")
         if not message.get("ok"):
             raise SubmissionError("missing", f"{name} is not a function in {self.exercise.module}.py.")
-        return [tuple(p) for p in decode(message.get("value"), blobs)]
+        try:
+            params = decode(message.get("value"), blobs)
+        except ProtocolError:
+            params = None
+        if not isinstance(params, list) or not all(
+                isinstance(p, list) and len(p) == 3 and isinstance(p[0], str) and isinstance(p[1], str)
+                and isinstance(p[2], bool) for p in params):
+            raise SubmissionError("protocol", f"inspecting {name} sent back something unreadable.")
+        return [tuple(p) for p in params]
+
+    def _failure(self, name: str, err: dict) -> str:
+        """The student-facing sentence for an exception raised by ``name()``."""
+        etype, emsg, bases = err["type"], err["message"], err["bases"]
+        if "NotImplementedError" in bases:
+            return f"{name}() is not implemented yet (it raises NotImplementedError)."
+        if "MemoryError" in bases:
+            return f"{name}() ran out of memory (limit {self.limits.memory_mb} MiB): {emsg}"
+        if "SystemExit" in bases or "KeyboardInterrupt" in bases:
+            return f"{name}() called exit() instead of returning."
+        if "RecursionError" in bases:
+            return (f"{name}() raised RecursionError: {emsg} (a recursive function that never reaches "
+                    "its base case?)")
+        if etype == "UnsendableValue":
+            return f"{name}() returned a value that could not be sent back to the grader ({emsg})."
+        if ("BlockingIOError" in bases and err["errno"] == errno.EAGAIN) or "can't start new thread" in emsg:
+            return (f"{name}() raised {etype}: {emsg}: it tried to start too many processes or threads "
+                    f"(the sandbox allows {self.limits.processes}).")
+        return f"{name}() raised {etype}: {emsg}"
 
     def call(self, name: str, *args, **kwargs):
         """Call ``name(*args, **kwargs)`` in the sandbox and return the decoded result.
@@ -418,18 +623,12 @@ class Sandbox:
                 self.timeouts[name] = self.timeouts.get(name, 0) + 1
             raise
         if not reply.get("ok"):
-            err = reply.get("error", {})
-            etype, emsg = err.get("type", "Exception"), err.get("message", "")
-            if etype == "NotImplementedError":
-                text = f"{name}() is not implemented yet (it raises NotImplementedError)."
-            elif etype == "MemoryError":
-                text = f"{name}() ran out of memory (limit {self.limits.memory_mb} MiB): {emsg}"
-            elif etype == "SystemExit":
-                text = f"{name}() called exit() instead of returning."
-            else:
-                text = f"{name}() raised {etype}: {emsg}"
-            raise SubmissionError("exception", text, err.get("traceback", ""))
+            try:
+                err = self._error_fields(reply)
+            except ProtocolError as exc:
+                raise SubmissionError("protocol", f"{name}() sent back something unreadable ({exc}).") from None
+            raise SubmissionError("exception", self._failure(name, err), err["traceback"])
         try:
             return decode(reply.get("value"), reply_blobs)
         except ProtocolError as exc:
-            raise SubmissionError("protocol", f"{name}() returned something unreadable ({exc}).")
+            raise SubmissionError("protocol", f"{name}() returned something unreadable ({exc}).") from None

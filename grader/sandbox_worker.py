@@ -12,10 +12,15 @@ Wire format (both directions), one frame per message::
 ``header["blobs"]`` lists the blob lengths. Arrays travel as ``.npy`` blobs written and
 read with ``allow_pickle=False``; everything else is JSON. Nothing is ever unpickled.
 
-Requests: ``{"op": "load"}``, ``{"op": "signature", "name": F}``,
-``{"op": "call", "name": F, "args": [...], "kwargs": {...}}``.
-Replies: ``{"ok": true, "value": ...}`` or ``{"ok": false, "error": {"type", "message",
-"traceback"}}``.
+Once started, the worker sends ``{"ready": true, "id": 0}``. Then requests:
+``{"op": "load"}``, ``{"op": "signature", "name": F}``,
+``{"op": "call", "name": F, "args": [...], "kwargs": {...}}``, each with an ``id`` that the
+reply repeats. Replies: ``{"ok": true, "value": ...}`` or ``{"ok": false, "error": {"type",
+"message", "traceback", "bases", "errno"}}`` (``bases``: the exception's class names, most
+derived first, so the judge can tell a subclass of MemoryError).
+
+Student code runs in this process and can forge any reply; :func:`decode` and
+:func:`parse_frame` treat every byte from here as hostile.
 """
 from __future__ import annotations
 
@@ -64,13 +69,21 @@ def encode(value, blobs: list[bytes]):
 def decode(data, blobs: list[bytes]):
     """Inverse of :func:`encode`. Arrays are read with ``allow_pickle=False``.
 
-    Unsupported values decode to an :class:`Unsupported` marker.
+    Unsupported values decode to an :class:`Unsupported` marker. Student code runs in the
+    worker, so it can replace :func:`encode` or write frames of its own: whatever arrives,
+    the only exception this raises is :class:`ProtocolError`.
 
     Raises:
-        ProtocolError: a blob index out of range or a blob that is not a valid .npy.
+        ProtocolError: a malformed value, a blob index out of range or a blob that is not
+            a valid .npy of a plain (non-object) dtype.
     """
-    import numpy as np
+    try:
+        return _decode(data, blobs)
+    except RecursionError as exc:
+        raise ProtocolError("value nested too deeply") from exc
 
+
+def _decode(data, blobs: list[bytes]):
     if isinstance(data, list):
         raise ProtocolError("bare JSON list in a frame")
     if not isinstance(data, dict):
@@ -79,22 +92,70 @@ def decode(data, blobs: list[bytes]):
         raise ProtocolError("encoded value must have exactly one tag")
     (tag, inner), = data.items()
     if tag in ("__ndarray__", "__npscalar__"):
-        if not isinstance(inner, int) or not 0 <= inner < len(blobs):
+        if type(inner) is not int or not 0 <= inner < len(blobs):
             raise ProtocolError(f"array blob index {inner!r} out of range")
-        try:
-            arr = np.load(io.BytesIO(blobs[inner]), allow_pickle=False)
-        except ValueError as exc:
-            raise ProtocolError(f"invalid .npy blob: {exc}") from exc
-        return arr[()] if tag == "__npscalar__" else arr
-    if tag == "__list__":
-        return [decode(v, blobs) for v in inner]
-    if tag == "__tuple__":
-        return tuple(decode(v, blobs) for v in inner)
+        arr = load_npy(blobs[inner])
+        if tag == "__npscalar__":
+            if arr.ndim != 0:
+                raise ProtocolError(f"a NumPy scalar must be 0-d, got shape {arr.shape}")
+            return arr[()]
+        return arr
+    if tag in ("__list__", "__tuple__"):
+        if not isinstance(inner, list):
+            raise ProtocolError(f"{tag} holds {type(inner).__name__}, not a list")
+        items = [_decode(v, blobs) for v in inner]
+        return items if tag == "__list__" else tuple(items)
     if tag == "__dict__":
-        return {k: decode(v, blobs) for k, v in inner.items()}
+        if not isinstance(inner, dict):
+            raise ProtocolError(f"__dict__ holds {type(inner).__name__}, not an object")
+        return {k: _decode(v, blobs) for k, v in inner.items()}
     if tag == "__unsupported__":
-        return Unsupported(str(inner))
-    raise ProtocolError(f"unknown tag {tag!r}")
+        return Unsupported(str(inner)[:200])
+    raise ProtocolError(f"unknown tag {tag!r}"[:200])
+
+
+def load_npy(blob: bytes):
+    """Read one .npy blob with ``allow_pickle=False``, after checking its header against its size.
+
+    ``np.load`` allocates whatever shape the header claims before reading any data, and
+    accepts .npz archives and pickles too; here only a .npy of a plain dtype whose data is
+    exactly the blob's remaining bytes is read.
+
+    Raises:
+        ProtocolError: anything else, with the reason.
+    """
+    import numpy as np
+    from numpy.lib import format as npy_format
+
+    stream = io.BytesIO(blob)
+    try:
+        if not blob.startswith(npy_format.MAGIC_PREFIX):
+            raise ValueError("not a .npy file (bad magic string)")
+        version = npy_format.read_magic(stream)
+        if version == (1, 0):
+            shape, fortran_order, dtype = npy_format.read_array_header_1_0(stream)
+        elif version == (2, 0):
+            shape, fortran_order, dtype = npy_format.read_array_header_2_0(stream)
+        else:
+            raise ValueError(f"unsupported .npy version {version}")
+        if dtype.hasobject:
+            raise ValueError("object arrays are not accepted (they would need unpickling)")
+        count = 1
+        for n in shape:
+            count *= n
+        data = len(blob) - stream.tell()
+        if count * dtype.itemsize != data:
+            raise ValueError(f"header says shape {shape} of {dtype} ({count * dtype.itemsize} bytes) "
+                             f"but {data} bytes follow")
+        stream.seek(0)
+        arr = np.load(stream, allow_pickle=False)
+    except ProtocolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure to read is the sender's fault
+        raise ProtocolError(f"invalid .npy blob: {exc}"[:500]) from exc
+    if not isinstance(arr, np.ndarray):
+        raise ProtocolError(f"invalid .npy blob: it holds {type(arr).__name__}, not an array")
+    return arr
 
 
 class Unsupported:
@@ -107,13 +168,20 @@ class Unsupported:
         return f"<{self.type_name} object>"
 
 
-def write_frame(stream, message: dict, blobs: list[bytes] = ()) -> None:
-    """Write one frame to a binary stream and flush it."""
+def frame_bytes(message: dict, blobs: list[bytes] = ()) -> bytes:
+    """One whole frame as bytes (the header gets the blob lengths added).
+
+    Raises:
+        ValueError, TypeError, RecursionError: ``message`` cannot be written as JSON.
+    """
     message = dict(message, blobs=[len(b) for b in blobs])
     header = json.dumps(message, allow_nan=True).encode("utf-8")
-    stream.write(HEADER.pack(len(header)) + header)
-    for blob in blobs:
-        stream.write(blob)
+    return b"".join([HEADER.pack(len(header)), header, *blobs])
+
+
+def write_frame(stream, message: dict, blobs: list[bytes] = ()) -> None:
+    """Write one frame to a binary stream and flush it."""
+    stream.write(frame_bytes(message, blobs))
     stream.flush()
 
 
@@ -132,8 +200,8 @@ def parse_frame(raw: bytes) -> tuple[dict, list[bytes]] | None:
         return None
     try:
         message = json.loads(raw[HEADER.size:HEADER.size + hlen].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProtocolError(f"frame header is not JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested too deep, a 10**5-digit int
+        raise ProtocolError(f"frame header is not JSON: {exc}"[:500]) from exc
     sizes = message.get("blobs", []) if isinstance(message, dict) else None
     if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in sizes):
         raise ProtocolError("frame has no valid blob list")
@@ -200,17 +268,63 @@ def _apply_limits(cfg: dict) -> None:
         os.setresuid(uid, uid, uid)
 
 
+#: Student frames kept in an error's traceback (the last ones: where it failed).
+TRACEBACK_FRAMES = 8
+
+
 def _error(exc: BaseException, submission_dir: str) -> dict:
+    """The error reply for ``exc``: type, message, the student's last frames, base classes.
+
+    Never raises, and stays fast on a RecursionError a million frames deep (only the last
+    few of the student's frames are formatted).
+    """
+    import collections
     import traceback
 
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(submission_dir)]
-    lines = traceback.format_list(frames[-8:])
-    lines += traceback.format_exception_only(type(exc), exc)
-    return {
-        "type": type(exc).__name__,
-        "message": str(exc)[:2000],
-        "traceback": "".join(lines)[-4000:],
-    }
+    try:
+        message = str(exc)[:2000]
+    except BaseException:  # noqa: BLE001 - a student's exception whose __str__ fails
+        message = "(the exception's message could not be shown)"
+    out = {"type": type(exc).__name__[:200], "message": message, "traceback": "",
+           "bases": [c.__name__ for c in type(exc).__mro__][:12],
+           "errno": exc.errno if isinstance(exc, OSError) and isinstance(exc.errno, int) else None}
+    try:
+        last = collections.deque(maxlen=TRACEBACK_FRAMES)
+        total = 0
+        for frame, lineno in traceback.walk_tb(exc.__traceback__):
+            if frame.f_code.co_filename.startswith(submission_dir):
+                last.append((frame, lineno))
+                total += 1
+        lines = []
+        if total > len(last):
+            lines.append(f"[... {total - len(last):,} earlier frames of your code not shown]\n")
+        lines += traceback.StackSummary.extract(iter(last), limit=TRACEBACK_FRAMES).format()
+        lines.append(f"{out['type']}: {message}\n")
+        out["traceback"] = "".join(lines)[-4000:]
+    except BaseException:  # noqa: BLE001 - a best effort; the type and message are what matter
+        pass
+    return out
+
+
+def _handle(message: dict, blobs: list[bytes], state: dict, cfg: dict) -> dict:
+    """Run one request; returns the reply (without its id)."""
+    import importlib
+    import inspect
+
+    op = message.get("op")
+    if op == "load":
+        state["module"] = importlib.import_module(cfg["module"])
+        return {"ok": True, "value": sorted(n for n, v in vars(state["module"]).items()
+                                            if callable(v) and not n.startswith("_"))}
+    fn = getattr(state["module"], message["name"])
+    if op == "signature":
+        return {"ok": True, "value": [[p.name, p.kind.name, p.default is not inspect.Parameter.empty]
+                                      for p in inspect.signature(fn).parameters.values()]}
+    if op == "call":
+        args = decode({"__list__": message["args"]}, blobs)
+        kwargs = decode({"__dict__": message["kwargs"]}, blobs)
+        return {"ok": True, "value": fn(*args, **kwargs)}
+    raise ValueError(f"unknown op {op!r}")
 
 
 def main(argv: list[str]) -> int:
@@ -227,47 +341,53 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), errors="replace", line_buffering=True)
     _apply_limits(cfg)
-    import inspect
-    import importlib
+    import faulthandler
 
     import numpy  # noqa: F401  (imported before the submission can shadow it)
 
+    faulthandler.enable(file=sys.stderr)  # a segfault (deep recursion) prints where it happened
     sys.meta_path.insert(0, _BlockImports(cfg.get("forbidden_imports", [])))
     submission_dir = cfg["submission_dir"]
     sys.path.append(submission_dir)  # appended: a submission's numpy.py cannot shadow numpy
-    module = None
+    worker_pid = os.getpid()
+    state: dict = {"module": None}
+    write_frame(proto_out, {"ready": True, "id": 0})  # the judge times the import from here
     while True:
         request = read_frame(proto_in)
         if request is None:
             return 0
         message, blobs = request
-        op = message.get("op")
         try:
-            if op == "load":
-                module = importlib.import_module(cfg["module"])
-                value = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))
-            elif op == "signature":
-                fn = getattr(module, message["name"])
-                value = [
-                    [p.name, p.kind.name, p.default is not inspect.Parameter.empty]
-                    for p in inspect.signature(fn).parameters.values()
-                ]
-            elif op == "call":
-                fn = getattr(module, message["name"])
-                args = decode({"__list__": message["args"]}, blobs)
-                kwargs = decode({"__dict__": message["kwargs"]}, blobs)
-                value = fn(*args, **kwargs)
-            else:
-                raise ValueError(f"unknown op {op!r}")
-            out_blobs: list[bytes] = []
-            encoded = encode(value, out_blobs)
-            reply, reply_blobs = {"ok": True, "value": encoded, "id": message.get("id")}, out_blobs
+            reply = _handle(message, blobs, state, cfg)
         except BaseException as exc:  # noqa: BLE001 - student code may raise anything, even SystemExit
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            reply, reply_blobs = {"ok": False, "error": _error(exc, submission_dir), "id": message.get("id")}, []
+            reply = {"ok": False, "error": _error(exc, submission_dir)}
+        else:
+            try:
+                out_blobs: list[bytes] = []
+                reply["value"] = encode(reply["value"], out_blobs)
+                data = frame_bytes(dict(reply, id=message.get("id")), out_blobs)
+            except BaseException as exc:  # noqa: BLE001 - e.g. an int of 10**5 digits, a list nested 10**4 deep
+                err = _error(exc, submission_dir)
+                reply = {"ok": False, "error": dict(err, type="UnsendableValue",
+                                                    message=f"{err['type']}: {err['message']}"[:2000])}
+        if not reply["ok"]:
+            data = frame_bytes(dict(reply, id=message.get("id")))
+        if os.getpid() != worker_pid:
+            # A child forked by the student's code got back here: it must not reply (its
+            # protocol files are closed) nor read the next request. It just ends.
+            _flush_quietly()
+            os._exit(0 if reply.get("ok") else 1)
+        _flush_quietly()
+        proto_out.write(data)
+        proto_out.flush()
+
+
+def _flush_quietly() -> None:
+    """Flush the student's stdout; a replaced or broken sys.stdout is the student's business."""
+    try:
         sys.stdout.flush()
-        write_frame(proto_out, reply, reply_blobs)
+    except BaseException:  # noqa: BLE001
+        pass
 
 
 if __name__ == "__main__":

@@ -1,0 +1,338 @@
+"""Hostile and broken submissions for exercise 3: each loses points with a clear message, none breaks
+the grader, hangs it, or leaves a process behind.
+
+The cases are folders ``tests/hostile/exercise3/CASE/`` in the corpus format of
+:mod:`grader.corpus` (``attention.py`` + ``expected.toml``). One extra key is read here, not by
+``corpus.py``: ``full_marks = true`` marks a *correct* solution wrapped in something hostile
+(warnings on stderr, 100 MB of output, a BOM, shadowing ``numpy.py``, ...): it must get every point,
+where :func:`grader.corpus.verify` would demand a lost point.
+
+Every case is graded in this process (``grade3``) under bubblewrap, and then:
+
+- no grader error, and ``corpus.verify`` finds nothing (or: full marks);
+- the result survives JSON (the output may have held invalid UTF-8 or NUL bytes);
+- no process is left: no new descendant of this process, and no process of the sandbox uid in
+  this PID namespace. (Other graders on this machine run sandboxes as the same uid, each in a
+  PID namespace of its own, so "no process of uid 61000 at all" would be flaky);
+- case-specific facts the score cannot show (nothing written outside the sandbox, nothing read,
+  no connection accepted, output capped).
+
+Without bubblewrap these cases are skipped: the fallback has no file-system or network isolation,
+so several of them would (rightly) get through, and it runs student code as the grader's user.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from grader import corpus
+from grader.sandbox import Sandbox, SubmissionError, bubblewrap_works
+
+CASES = corpus.cases("exercise3", kind="hostile")
+SANDBOX_UID = 61000  # judge.grade's default, which grade3 uses
+#: Longer than any honest grading of one case (timeouts are 5 s per call); far shorter than the
+#: 60 s a hanging grader would wait for setsid_grandchild's sleeping grandchildren.
+MAX_SECONDS = 30.0
+TIMES: dict[str, float] = {}
+
+needs_bubblewrap = pytest.mark.skipif(not bubblewrap_works(), reason="hostile cases need bubblewrap")
+
+
+def _expected(case: corpus.Case) -> dict:
+    return tomllib.loads((case.folder / "expected.toml").read_text(encoding="utf-8"))
+
+
+# ------------------------------------------------------------------------------ processes
+
+def _processes() -> dict[int, tuple[int, int, int, str]]:
+    """pid -> (parent pid, real uid, PID-namespace depth as seen from here, "name state start")."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path("/proc", entry, "status").read_text()
+            start = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[19]
+        except (OSError, IndexError):  # it ended meanwhile
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        table[int(entry)] = (int(fields["PPid"]), int(fields["Uid"].split()[0]),
+                             len(fields.get("NSpid", entry).split()),
+                             f"{fields['Name'].strip()} {fields['State'].strip()} started at tick {start}")
+    return table
+
+
+def _suspects() -> dict[int, str]:
+    """Processes a grading may have left: our descendants, and sandbox-uid processes in our PID namespace."""
+    me = os.getpid()
+    table = _processes()
+    found = {}
+    for pid, (ppid, uid, depth, what) in table.items():
+        ancestors, p = set(), ppid
+        while p > 1 and p in table and p not in ancestors:
+            ancestors.add(p)
+            p = table[p][0]
+        if pid != me and (ppid == me or me in ancestors or (uid == SANDBOX_UID and depth == 1)):
+            found[pid] = f"pid {pid} uid {uid}: {what}"
+    return found
+
+
+def _left_behind(before: dict[int, str], seconds: float = 3.0) -> list[str]:
+    """Suspects that were not there ``before`` (other tests of this session may own children, e.g.
+    multiprocessing's resource tracker), after waiting up to ``seconds`` for them to go."""
+    deadline = time.monotonic() + seconds
+    while True:
+        new = sorted(what for pid, what in _suspects().items() if before.get(pid) != what)
+        if not new or time.monotonic() > deadline:
+            return new
+        time.sleep(0.05)
+
+
+# ------------------------------------------------------------------------------ case-specific facts
+
+HOST_PORT = 47391  # the network case connects here (and to the abstract socket below)
+ABSTRACT = b"\0grader-hostile-network-test"
+FAKE_MARK = "written by the submission"  # in every file writes_fake_result writes
+FAKE_NAMES = ["results.json", "report.json", "exercise3.json", "grades.csv", "exercise3.html"]
+
+
+class _Listeners:
+    """The host's end of the network case: a TCP port on 127.0.0.1 and an abstract unix socket."""
+
+    def __init__(self):
+        self.sockets = []
+        for family, address in [(socket.AF_INET, ("127.0.0.1", HOST_PORT)), (socket.AF_UNIX, ABSTRACT)]:
+            s = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                s.bind(address)
+            except OSError:  # busy: someone else's; the case cannot reach it from the sandbox either
+                s.close()
+                continue
+            s.listen(8)
+            s.setblocking(False)
+            self.sockets.append(s)
+
+    def accepted(self) -> list[str]:
+        got = []
+        for s in self.sockets:
+            try:
+                conn, peer = s.accept()
+            except BlockingIOError:
+                continue
+            got.append(f"{s.getsockname()!r} accepted a connection from {peer!r}")
+            conn.close()
+        return got
+
+    def close(self):
+        for s in self.sockets:
+            s.close()
+
+
+def _fake_result_places(case_folder: Path) -> list[Path]:
+    """Every host path writes_fake_result aims at (by absolute and by ../ paths)."""
+    folders = [case_folder, ROOT, ROOT / "reports", ROOT / "reports" / "exercise3",
+               ROOT / "reports" / "exercise3" / "results",
+               ROOT / "reports" / "exercise3" / "gradescope" / "writes_fake_result",
+               Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path("/autograder/results"),
+               Path("/autograder/submission")]
+    for parent in list(case_folder.parents)[:6]:
+        folders += [parent, parent / "reports", parent / "reports" / "exercise3"]
+    return [folder / name for folder in folders for name in FAKE_NAMES]
+
+
+def _fake_results_found(case_folder: Path) -> list[str]:
+    found = []
+    places = _fake_result_places(case_folder) + sorted((ROOT / "reports").rglob("*"))
+    for path in places:
+        try:
+            if path.is_file() and FAKE_MARK in path.read_text(errors="replace"):
+                found.append(str(path))
+        except OSError:
+            pass
+    return found
+
+
+def _check_case_facts(name: str, result, folder: Path, listeners: _Listeners | None) -> list[str]:
+    """What the score cannot show, per case. Returns the problems found."""
+    out = result.output
+    problems = []
+    if name == "prints_100mb":
+        if "more bytes of output not shown" not in out or len(out) > 2 * 64 * 1024:
+            problems.append(f"output not capped ({len(out):,} characters kept)")
+    elif name == "non_utf8_output":
+        if "\ufffd" not in out or "\\x00" not in out or "\x00" in out:
+            problems.append(f"invalid bytes not replaced/escaped in the output: {out[:200]!r}")
+    elif name == "warning_on_stderr":
+        if "RuntimeWarning" not in out:
+            problems.append("the warning is not in the captured output")
+    elif name == "writes_fake_result":
+        problems += [f"fake result on the host: {p}" for p in _fake_results_found(folder)]
+        wrote = [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("WROTE ")]
+        problems += [f"wrote {p} (outside the sandbox's private /tmp)" for p in wrote if not p.startswith("/tmp/")]
+    elif name == "reads_hidden_tests":
+        if "FOUND" in out or "found nothing" not in out:
+            problems.append(f"the submission read course files: {out[:500]!r}")
+    elif name == "network":
+        problems += listeners.accepted() if listeners else []
+        if " connected" in out:
+            problems.append(f"a connection got through: {out[:500]!r}")
+    elif name == "numpy_shadow":
+        if "SHADOW" in out:
+            problems.append(f"a shadowing file was imported: {out[:300]!r}")
+    elif name == "deep_recursion":
+        if "Segmentation fault" not in out:
+            problems.append("no faulthandler traceback in the output")
+    return problems
+
+
+def _listing(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+
+# ------------------------------------------------------------------------------ tests
+
+def test_the_hostile_corpus_is_complete():
+    assert {c.name for c in CASES} == {
+        "syntax_error", "missing_function", "wrong_signature", "returns_list", "wrong_shape", "returns_nan",
+        "infinite_loop", "swallowing_loop", "memory_bomb", "fork_bomb", "os_exit", "prints_100mb",
+        "non_utf8_output", "deep_recursion", "recursion_error", "warning_on_stderr", "patches_numpy",
+        "writes_fake_result", "import_time_loop", "import_time_exit", "reads_hidden_tests", "network",
+        "bom_crlf", "latin1_coding", "numpy_shadow", "setsid_grandchild",
+        # found while writing these: a worker that forges replies, stops itself, returns 96 MiB
+        "forges_replies", "stops_itself", "returns_huge",
+    }
+    for case in CASES:
+        full = _expected(case).get("full_marks", False)
+        assert full or case.message, f"{case.name}: a failing case must name the message it expects"
+        assert not (full and case.fails), f"{case.name}: full marks and failing checks contradict"
+
+
+@needs_bubblewrap
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_hostile_submission(case, grade3):
+    full_marks = _expected(case).get("full_marks", False)
+    processes_before = _suspects()
+    listeners = _Listeners() if case.name == "network" else None
+    before = _listing(case.folder)
+    try:
+        started = time.monotonic()
+        result = grade3(case.folder)
+        TIMES[case.name] = elapsed = time.monotonic() - started
+        facts = _check_case_facts(case.name, result, case.folder, listeners)
+        changed = set(before.items()) ^ set(_listing(case.folder).items())
+        facts += [f"the submission folder changed: {p}" for p in sorted(changed)]
+    finally:
+        if listeners:
+            listeners.close()
+    left = _left_behind(processes_before)
+
+    assert [c.name for c in result.grader_errors] == []
+    if full_marks:
+        not_passed = [f"{c.name} {c.status}: {c.feedback}" for c in result.checks if c.status != "passed"]
+        assert not_passed == []
+        assert result.score == result.max_score > 0
+        missing = [n for n in case.passes if not any(c.name.split("[")[0] == n for c in result.checks)]
+        assert missing == []
+    else:
+        assert corpus.verify(case, result) == []
+    json.loads(result.to_json())  # invalid UTF-8, NUL bytes: still a valid result document
+    assert facts == []
+    assert left == [], "processes left behind"
+    assert elapsed < MAX_SECONDS, f"grading took {elapsed:.1f} s"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _print_times(request):
+    """With -v, one line per case: its wall time (the slow ones are timeouts and mistake diagnosis)."""
+    yield
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if TIMES and reporter is not None and capture is not None and request.config.option.verbose > 0:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(f"\nhostile cases: {sum(TIMES.values()):.1f} s in all")
+            for name, seconds in sorted(TIMES.items(), key=lambda kv: -kv[1]):
+                reporter.write_line(f"  {seconds:6.2f} s  {name}")
+
+
+def test_worker_that_closes_its_pipes_is_stopped_without_bubblewrap(exercise3):
+    """Without bubblewrap nothing else holds the pipes: the judge sees EOF while the worker lives on.
+
+    It must neither wait for the process forever nor crash (``Popen.wait`` timing out), and must kill it.
+    """
+    folder = ROOT / "tests" / "hostile" / "fallback" / "closes_protocol"
+    processes_before = _suspects()
+    started = time.monotonic()
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(shape) for shape in [(1, 3, 4), (12, 4), (12,), (4, 4), (4,)]]
+    with Sandbox(exercise3, folder, use_bubblewrap=False) as sandbox:
+        with pytest.raises(SubmissionError) as info:
+            sandbox.call("multi_head_attention", *args, n_heads=2)
+        assert sandbox.proc is None
+    assert info.value.kind == "crash"
+    assert "closed the sandbox's connection to the grader" in info.value.message
+    assert time.monotonic() - started < 5.0
+    assert _left_behind(processes_before) == []
+
+
+def test_worker_that_cannot_start_is_a_grader_error_and_not_retried(exercise3, tmp_path, monkeypatch):
+    """Before any student code runs, a failure is the grader's (no points lost for it), reported once."""
+    import grader.sandbox as sandbox_module
+
+    broken = tmp_path / "worker.py"
+    broken.write_text("import sys\nprint('no numpy here', file=sys.stderr)\nsys.exit(3)\n")
+    monkeypatch.setattr(sandbox_module, "WORKER", broken)
+    with Sandbox(exercise3, ROOT / "solutions" / "exercise3", use_bubblewrap=False) as sandbox:
+        for _ in range(2):
+            with pytest.raises(RuntimeError, match="did not start .exited with status 3.; its output: no numpy here"):
+                sandbox.has_function("softmax")
+        assert sandbox.proc is None
+
+
+def test_error_of_a_very_deep_recursion_is_short():
+    """A RecursionError deep in the student's code must not cost seconds to report (under a raised
+    recursion limit, a million frames took longer than the call's time limit): only the student's
+    last frames are formatted."""
+    import sys
+
+    from grader.sandbox_worker import TRACEBACK_FRAMES, _error
+
+    def dive(n):
+        if n == 0:
+            raise RecursionError("maximum recursion depth exceeded")
+        return dive(n - 1)
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(60_000)
+    try:
+        dive(50_000)
+    except RecursionError as exc:
+        err = _error(exc, submission_dir=__file__)  # "the student's code" is this file
+    finally:
+        sys.setrecursionlimit(limit)
+    assert err["type"] == "RecursionError" and "RecursionError" in err["bases"]
+    assert 1 <= err["traceback"].count("in dive") <= TRACEBACK_FRAMES
+    # 50,001 frames of dive and the frame of this test: all but the last few are only counted
+    assert f"[... {50_002 - TRACEBACK_FRAMES:,} earlier frames of your code not shown]" in err["traceback"]
+
+
+@needs_bubblewrap
+def test_named_pipes_in_the_submission_folder_are_skipped(grade3, tmp_path):
+    """A FIFO (git cannot store one, so it is made here) must neither hang nor break the grading."""
+    import shutil
+
+    shutil.copy(ROOT / "solutions" / "exercise3" / "attention.py", tmp_path / "attention.py")
+    os.mkfifo(tmp_path / "notes.py")  # read by nothing: open() would block forever
+    os.mkfifo(tmp_path / "data.fifo")
+    started = time.monotonic()
+    result = grade3(tmp_path)
+    assert [f"{c.name}: {c.feedback}" for c in result.checks if c.status != "passed"] == []
+    assert result.score == result.max_score
+    assert time.monotonic() - started < MAX_SECONDS
