@@ -6,6 +6,8 @@ Each exercise folder holds an ``exercise.toml``::
     files = ["attention.py"]          # what a submission must contain
     module = "attention"              # what the sandbox imports ("" when nothing runs, e.g. prose)
     forbidden_imports = ["torch"]     # static check
+    harness = "harness.py"            # optional: grader code run in the sandbox in front of the module
+    preload = ["torch"]               # optional: imported before the submission's import is timed
     [limits]
     call_timeout = 10                 # s wall clock per call
     cpu = 120                         # s CPU for the sandbox process
@@ -52,6 +54,8 @@ class Exercise:
     module: str
     forbidden_imports: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    harness: str = ""
+    preload: tuple[str, ...] = ()
 
     @property
     def skeleton(self) -> Path:
@@ -65,6 +69,11 @@ class Exercise:
     @property
     def has_hidden_tests(self) -> bool:
         return (self.root / "tests" / "hidden").is_dir()
+
+    @property
+    def harness_file(self) -> Path | None:
+        """The harness module run in the sandbox, or None when calls go to the student's module."""
+        return self.root / self.harness if self.harness else None
 
     def solution(self) -> Path:
         return course_root() / "solutions" / self.name
@@ -108,6 +117,8 @@ def load(name: str) -> Exercise:
             module=data.get("module", ""),
             forbidden_imports=_names(data.get("forbidden_imports", []), "forbidden_imports", spec_file),
             limits=_checked(limits, spec_file),
+            harness=data.get("harness", ""),
+            preload=_names(data.get("preload", []), "preload", spec_file) if data.get("preload") else (),
         )
     except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
         raise SpecError(f"invalid {spec_file}: {exc}") from exc

@@ -61,6 +61,10 @@ class SubmissionProxy:
     def signature(self, name: str) -> list[tuple[str, str, bool]]:
         return self._sandbox.signature(name)
 
+    def value(self, name: str):
+        """A module-level value of the student's module (e.g. a constant), read in the sandbox."""
+        return self._sandbox.value(name)
+
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)

@@ -299,6 +299,8 @@ class Sandbox:
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         os.chmod(self.workdir, 0o755)
         shutil.copy2(WORKER, self.workdir / "worker.py")
+        if self.exercise.harness_file is not None:
+            shutil.copy2(self.exercise.harness_file, self.workdir / "harness.py")
         shutil.copytree(self.submission, self.workdir / "submission", symlinks=True, ignore=_not_copied)
         for path in [self.workdir / "submission", *(self.workdir / "submission").rglob("*")]:
             if not path.is_symlink():
@@ -311,6 +313,8 @@ class Sandbox:
             "module": self.exercise.module,
             "forbidden_imports": list(self.exercise.forbidden_imports),
             "submission_dir": str(inside / "submission"),
+            "harness": str(inside / "harness.py") if self.exercise.harness_file is not None else "",
+            "preload": list(self.exercise.preload),
         }
         python = [sys.executable, "-I", str(inside / "worker.py"), json.dumps(cfg)]
         cmd = _bwrap_command(self.workdir, python) if self.bubblewrap else python
@@ -574,6 +578,24 @@ class Sandbox:
                 and isinstance(p[2], bool) for p in params):
             raise SubmissionError("protocol", f"inspecting {name} sent back something unreadable.")
         return [tuple(p) for p in params]
+
+    def value(self, name: str):
+        """A public module-level value of the student's module (e.g. a constant), decoded.
+
+        Raises:
+            SubmissionError: the module does not load, does not define ``name``, or the value
+                cannot be sent back.
+        """
+        self._ensure_loaded()
+        module = self.exercise.module
+        reply, blobs = self._request({"op": "value", "name": name}, [], self.limits.call_timeout,
+                                     f"reading {name}")
+        if not reply.get("ok"):
+            raise SubmissionError("missing", f"{module}.py defines no {name}.")
+        try:
+            return decode(reply.get("value"), blobs)
+        except ProtocolError as exc:
+            raise SubmissionError("protocol", f"{name} in {module}.py could not be read ({exc}).") from None
 
     def _failure(self, name: str, err: dict) -> str:
         """The student-facing sentence for an exception raised by ``name()``."""

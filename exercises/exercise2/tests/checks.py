@@ -35,8 +35,6 @@ FUNCTIONS = {
 #: |MLP_SHARE - truth| allowed (a float written as 2/3 or 8/12 is within 1e-16).
 SHARE_ATOL = 1e-9
 
-_GETATTR = "__getattribute__"
-
 #: Said when a wrong count changes with n_heads and no known mistake's formula matches it.
 HEADS_NOTE = (
     "your count changes with n_heads, but the number of heads does not change the count: the heads split "
@@ -53,25 +51,16 @@ FIXED_NOTE = (
 def read_constant(submission, name: str):
     """The value of the module-level ``name`` in the student's module, as the module computed it.
 
-    Read in the sandbox, never by importing student code in the judge. The engine has no "read a value"
-    request yet, so this calls the module object's own ``__getattribute__`` through the sandbox's call
-    path; when the submission proxy gains a ``value(name)`` method it is used instead.
+    Read in the sandbox (``submission.value``), never by importing student code in the judge.
 
     Raises:
         CheckFailure: ``name`` is not defined at the top level of derive.py.
         SubmissionError: the module cannot be loaded (the load check reports it).
     """
-    submission.has(name)  # loads the module, or raises its load error (a missing derive.py included)
-    value_op = getattr(type(submission), "value", None)
     try:
-        if value_op is not None:
-            return value_op(submission, name)
-        sandbox = submission._sandbox  # noqa: SLF001 - stopgap until the engine reads values itself
-        if _GETATTR not in sandbox.functions:
-            sandbox.functions.append(_GETATTR)
-        return sandbox.call(_GETATTR, name)
+        return submission.value(name)
     except SubmissionError as exc:
-        if exc.kind == "missing" or "AttributeError" in exc.message:
+        if exc.kind == "missing":
             raise CheckFailure(f"derive.py defines no {name}: add `{name} = ...` at the top level of the file "
                                "(not inside a function or an `if`).") from None
         raise
