@@ -218,16 +218,43 @@ def parse_frame(raw: bytes) -> tuple[dict, list[bytes]] | None:
 
 
 def read_frame(stream) -> tuple[dict, list[bytes]] | None:
-    """Blocking read of one frame from a binary stream; None at EOF (worker side)."""
-    raw = b""
-    while True:
-        parsed = parse_frame(raw)
-        if parsed is not None:
-            return parsed
-        chunk = stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)
+    """Blocking read of exactly one frame from a binary stream; None at EOF (worker side).
+
+    Reads no byte past the frame, so consecutive frames on one stream are all seen.
+    """
+    raw = _read_exact(stream, HEADER.size)
+    if raw is None:
+        return None
+    while (need := _missing(raw)) > 0:
+        more = _read_exact(stream, need)
+        if more is None:
+            return None
+        raw += more
+    return parse_frame(raw)
+
+
+def _missing(raw: bytes) -> int:
+    """How many more bytes the frame that starts ``raw`` needs (0 when complete)."""
+    (hlen,) = HEADER.unpack_from(raw)
+    if hlen > MAX_FRAME:
+        raise ProtocolError(f"frame header of {hlen} bytes is too large")
+    if len(raw) < HEADER.size + hlen:
+        return HEADER.size + hlen - len(raw)
+    parsed = parse_frame(raw)
+    if parsed is not None:
+        return 0
+    message = json.loads(raw[HEADER.size:HEADER.size + hlen].decode("utf-8"))
+    return HEADER.size + hlen + sum(message["blobs"]) - len(raw)
+
+
+def _read_exact(stream, n: int) -> bytes | None:
+    out = b""
+    while len(out) < n:
+        chunk = stream.read(n - len(out))
         if not chunk:
             return None
-        raw += chunk
+        out += chunk
+    return out
 
 
 # --------------------------------------------------------------------------- worker

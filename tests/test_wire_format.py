@@ -343,8 +343,6 @@ def test_read_frame_assembles_a_frame_from_small_reads():
     assert message["value"] == "done" and blobs == [b"xyz"]
 
 
-@pytest.mark.xfail(strict=True, reason="read_frame drops bytes read past the first frame (reported; "
-                                       "harmless while the protocol is strictly one request, one reply)")
 def test_read_frame_reads_consecutive_frames():
     stream = io.BytesIO()
     write_frame(stream, {"n": 1})
