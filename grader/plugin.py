@@ -146,8 +146,23 @@ class GradingPlugin:
             if statuses is None or any(s != "passed" for s in statuses):
                 pytest.skip(f"not checked: it needs {name} to pass first")
 
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
+        """A cheap report for the submission's own failures.
+
+        pytest would format a full traceback with source for each; that took more than half
+        of a wrong submission's grading time, and the report shows our feedback instead.
+        Other exceptions (grader errors) keep pytest's full report.
+        """
+        exc = call.excinfo.value if call.excinfo is not None else None
+        if call.when != "call" or not isinstance(exc, (CheckFailure, SubmissionError)):
+            return None
+        return pytest.TestReport(
+            item.nodeid, item.location, {k: 1 for k in item.keywords}, "failed", str(exc)[:2000], call.when,
+            duration=call.duration, start=call.start, stop=call.stop, user_properties=item.user_properties)
+
+    @pytest.hookimpl(hookwrapper=True, specname="pytest_runtest_makereport")
+    def pytest_runtest_makereport_collect(self, item, call):
         outcome = yield
         report = outcome.get_result()
         if report.when == "call" or (report.when == "setup" and not report.passed):

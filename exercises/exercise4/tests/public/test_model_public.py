@@ -1,0 +1,277 @@
+"""Exercise 4, public checks: the ones you can read.
+
+Your model runs in the sandbox, driven by the grader's harness (``exercises/exercise4/harness.py``);
+every expected value is computed here: the reference torch block with the same weights for the
+structure checks, U from the corpus, and the validation loss of each re-trained model, evaluated by
+the grader itself on the weights your training run ends with. The hidden checks repeat the structure
+checks on more shapes.
+
+Checks marked ``slow`` re-train your model (four runs, the grader's settings); ``grade exercise4
+--quick`` leaves them out.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from exercises.exercise4.tests.checks import (GATES, LESSON_NUMBERS, REPORT, RUBRIC, check_block,
+                                              concept_check, describe_run, get_run, grad_batch, misconception_check,
+                                              plots, read_report, record, reference, run_label, settings)
+from grader.plugin import CheckFailure
+from grader.static import parse
+
+CONFIG_FIELDS = {"n_layer": None, "d_model": None, "n_heads": None, "n_ctx": None, "vocab_size": None,
+                 "residual": True, "prenorm": True}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """The re-training runs of this grading, made once and shared by the checks that need them."""
+    return {}
+
+
+# ---------------------------------------------------------------------------------------- gates
+
+@pytest.mark.check(points=0, hint="Run `python model.py` yourself to see the error.")
+def test_model_loads(submission):
+    """model.py parses and imports without error."""
+    path = submission.path / "model.py"
+    if path.is_file():
+        try:
+            parse(path)
+        except SyntaxError as exc:
+            raise CheckFailure(f"model.py has a syntax error on line {exc.lineno}: {exc.msg}.")
+    submission.has("describe")  # imports model.py in the sandbox: raises SubmissionError with the import error
+
+
+@pytest.mark.check(points=0, depends=["test_model_loads"],
+                   hint="Keep the skeleton's names: Config and its fields, Block with ln1, attn, ln2, mlp, and GPT.")
+def test_contract(submission):
+    """Config, Block and GPT keep the skeleton's names, so the grader can load weights into them."""
+    info = submission.describe(settings.model_config())
+    if not isinstance(info, dict):
+        raise CheckFailure("The harness could not describe your model.")
+    problems = []
+    defaults = info.get("config_defaults", {})
+    for name, default in CONFIG_FIELDS.items():
+        if name not in defaults:
+            problems.append(f"Config has no field {name}")
+        elif default is not None and defaults[name] is not default:
+            problems.append(f"Config.{name} should default to {default} (got {defaults[name]!r})")
+    want = {reference.NAME_MAP[k] for k in reference.NAME_MAP}
+    got = set(info.get("block_params", {}))
+    if got != want:
+        if want - got:
+            problems.append(f"Block lacks {', '.join(sorted(want - got))}")
+        if got - want:
+            problems.append(f"Block has {', '.join(sorted(got - want))}, which the skeleton's block does not")
+    if info.get("gpt_blocks") != settings.MODEL["n_layer"]:
+        problems.append(f"GPT(Config(n_layer={settings.MODEL['n_layer']})) holds {info.get('gpt_blocks')} Block "
+                        f"modules, not {settings.MODEL['n_layer']}")
+    if problems:
+        raise CheckFailure("; ".join(problems) + ".")
+
+
+@pytest.mark.check(points=0, hint="Start from skeleton/report.md: the table of the four runs, then ## Explanation.")
+def test_report_file(submission):
+    """report.md is there."""
+    path = submission.path / REPORT
+    if path.is_symlink() or not path.is_file():
+        raise CheckFailure("There is no report.md in your folder (hand in the file itself, not a link).")
+
+
+# ---------------------------------------------------------------------------------------- structure (fast)
+# One shape per mode here; the hidden checks add more (one head, T = 1, d_model 48, inputs x100).
+
+@pytest.mark.check(points=2, depends=GATES,
+                   hint="Pre-norm: x = x + attn(ln1(x)); x = x + mlp(ln2(x)). The residual adds to x, not to ln1(x).")
+def test_block_prenorm(submission, rng):
+    """Block with residual=True, prenorm=True matches the reference pre-norm block (float64, 1e-6)."""
+    check_block(submission, rng, "prenorm", B=2, T=7, d=32, h=4)
+
+
+@pytest.mark.check(points=2, depends=GATES,
+                   hint="Without residuals each sub-layer's output replaces x: x = attn(ln1(x)); x = mlp(ln2(x)).")
+def test_block_no_residual(submission, rng):
+    """Block with residual=False, prenorm=True matches the reference block without residuals."""
+    check_block(submission, rng, "no-residual", B=2, T=7, d=32, h=4)
+
+
+@pytest.mark.check(points=2, depends=GATES,
+                   hint="Post-norm normalises after the addition: x = ln1(x + attn(x)); x = ln2(x + mlp(x)).")
+def test_block_postnorm(submission, rng):
+    """Block with residual=True, prenorm=False matches the reference post-norm block."""
+    check_block(submission, rng, "postnorm", B=2, T=7, d=32, h=4)
+
+
+@pytest.mark.check(points=2, depends=GATES,
+                   hint="Both switches off: x = ln1(attn(x)); x = ln2(mlp(x)).")
+def test_block_postnorm_no_residual(submission, rng):
+    """Block with residual=False, prenorm=False matches the reference post-norm block without residuals."""
+    check_block(submission, rng, "postnorm-no-residual", B=2, T=7, d=32, h=4)
+
+
+# ---------------------------------------------------------------------------------------- gradient flow (fast)
+
+@pytest.mark.check(points=3, depends=GATES,
+                   hint="With residual=False each block's output must replace its input; check that GPT builds "
+                        "its blocks from the config it is given.")
+def test_gradient_flow(submission, request):
+    """At initialisation, the gradient reaching the first block is orders of magnitude smaller without residuals."""
+    x, y = grad_batch()
+    profiles, problems = {}, []
+    for label, (residual, prenorm) in (("pre-norm, residuals", (True, True)), ("no residuals", (False, True)),
+                                       ("post-norm, residuals", (True, False))):
+        out = submission.grad_flow(settings.model_config(residual, prenorm), settings.SEED, x, y)
+        blocks = out.get("blocks") if isinstance(out, dict) else None
+        if not isinstance(blocks, list) or len(blocks) != settings.MODEL["n_layer"] or not all(
+                isinstance(v, float) and math.isfinite(v) for v in blocks):
+            raise CheckFailure(f"The gradient of the {label} model could not be measured "
+                               f"(got {str(blocks)[:200]}).")
+        profiles[label] = blocks
+    res, nores = profiles["pre-norm, residuals"], profiles["no residuals"]
+    details = {"plot": plots.grad_flow_spec(profiles), "profiles": profiles}
+    ratio = res[0] / nores[0] if nores[0] > 0 else math.inf
+    if not res[0] >= settings.GRAD_FLAT_MIN * res[-1]:
+        problems.append(f"with residuals the gradient at the first block ({res[0]:.3g}) should be about as large as "
+                        f"at the last ({res[-1]:.3g}), at least {settings.GRAD_FLAT_MIN:g} times it")
+    if not nores[0] <= settings.GRAD_VANISH_MAX * nores[-1]:
+        problems.append(f"without residuals the gradient at the first block ({nores[0]:.3g}) should be far below the "
+                        f"last block's ({nores[-1]:.3g}), at most {settings.GRAD_VANISH_MAX:g} times it")
+    if not ratio >= settings.GRAD_RATIO_MIN:
+        problems.append(f"the first block's gradient with residuals is only {ratio:.3g} times the one without "
+                        f"(at least {settings.GRAD_RATIO_MIN:g} expected)")
+    summary = (f"gradient at the first block: {res[0]:.3g} with residuals, {nores[0]:.3g} without "
+               f"({ratio:.3g} times smaller)")
+    if problems:
+        same = np.allclose(res, nores, rtol=1e-6)
+        raise CheckFailure("; ".join(problems) + f" ({summary}).",
+                           "The residual switch is ignored: the model without residuals has exactly the gradients "
+                           "of the model with them." if same else "", details)
+    record(request, summary + ".", details)
+
+
+# ---------------------------------------------------------------------------------------- ablation by re-training (slow)
+
+@pytest.mark.slow
+@pytest.mark.check(points=3, depends=["test_block_prenorm"],
+                   hint="If your block matches the reference, look at GPT: does it use the config's switches and "
+                        "the skeleton's initialisation?")
+def test_prenorm_learns(submission, runs, request):
+    """Re-trained by the grader, pre-norm with residuals gets clearly below the unigram level U."""
+    U = settings.unigram_loss()
+    run = get_run(runs, submission, "prenorm")
+    limit = U - settings.PRENORM_BELOW
+    text = (f"validation loss after {settings.TRAIN['steps']} steps at lr {settings.LR_LOW:g}: {describe_run(run)}; "
+            f"U = {U:.3f}; needed <= {limit:.3f}")
+    if run["diverged"] or not run["val_loss"] <= limit:
+        raise CheckFailure(text + ".")
+    record(request, text + ".")
+
+
+@pytest.mark.slow
+@pytest.mark.check(points=3, depends=["test_block_no_residual"],
+                   hint="With residual=False, GPT's blocks must use the switch: check that GPT passes its config to "
+                        "every Block.")
+def test_no_residual_stays_at_unigram(submission, runs, request):
+    """Re-trained by the grader, the model without residuals stays near the unigram level U."""
+    U = settings.unigram_loss()
+    run = get_run(runs, submission, "no-residual")
+    limit = U - settings.STUCK_WITHIN
+    text = (f"validation loss after {settings.TRAIN['steps']} steps at lr {settings.LR_LOW:g}: {describe_run(run)}; "
+            f"U = {U:.3f}; expected >= {limit:.3f}")
+    if run["diverged"]:
+        raise CheckFailure(text + ": it should stay near U, not blow up.")
+    if not run["val_loss"] >= limit:
+        raise CheckFailure(text + ": it learned well below letter frequencies, so the residual switch does not "
+                                  "remove the residuals in the model that is trained.",
+                           "The residual switch has no effect on the trained GPT (its blocks keep their residuals).")
+    record(request, text + ".")
+
+
+@pytest.mark.slow
+@pytest.mark.check(points=3, depends=["test_block_prenorm", "test_block_postnorm"],
+                   hint="Post-norm must fail at the high rate where pre-norm learns; if both learn, check that "
+                        "GPT passes prenorm to every Block.")
+def test_postnorm_fails_at_high_lr(submission, runs, request):
+    """At the high learning rate, post-norm fails where pre-norm at the same rate learns (no warm-up)."""
+    U = settings.unigram_loss()
+    pre = get_run(runs, submission, "prenorm-high-lr")
+    post = get_run(runs, submission, "postnorm-high-lr")
+    lr = settings.LR_HIGH
+    pre_limit, post_limit = U - settings.HIGH_LR_PRENORM_BELOW, U - settings.STUCK_WITHIN
+    text = (f"at lr {lr:g}: pre-norm {describe_run(pre)} (needed <= {pre_limit:.3f}), post-norm {describe_run(post)} "
+            f"(expected >= {post_limit:.3f}, or diverged); U = {U:.3f}")
+    problems = []
+    if pre["diverged"] or not pre["val_loss"] <= pre_limit:
+        problems.append("pre-norm did not learn at the high rate")
+    if not post["diverged"]:
+        if not post["val_loss"] >= post_limit:
+            problems.append("post-norm learned at the high rate")
+        elif not pre["diverged"] and not post["val_loss"] - pre["val_loss"] >= settings.HIGH_LR_GAP:
+            problems.append(f"post-norm is less than {settings.HIGH_LR_GAP:g} nats above pre-norm")
+    if problems:
+        diagnosis = ("The prenorm switch has no effect on the trained GPT (post-norm trains like pre-norm)."
+                     if not pre["diverged"] and not post["diverged"] and abs(post["val_loss"] - pre["val_loss"]) < 1e-6
+                     else "")
+        raise CheckFailure("; ".join(problems) + f" ({text}).", diagnosis)
+    record(request, text + ".")
+
+
+@pytest.mark.slow
+@pytest.mark.check(points=3, depends=["test_block_prenorm", "test_block_no_residual", "test_block_postnorm",
+                                      "test_report_file"],
+                   hint="Copy the numbers `python model.py` prints (it trains the four runs with the grader's "
+                        "settings) into the table of report.md.")
+def test_report_numbers_match_rerun(submission, runs, request):
+    """The validation losses in report.md agree with the grader's re-run of your model."""
+    report = read_report(submission)
+    if report.problems:
+        raise CheckFailure("The table of report.md could not be read: " + "; ".join(report.problems) + ".")
+    rows, off = [], []
+    for name in settings.RUNS:
+        run = get_run(runs, submission, name)
+        reported = report.numbers[name]
+        tol = settings.REPORT_TOLERANCE[name]
+        if run["diverged"]:
+            ok = not math.isfinite(reported)  # "diverged" / "nan" in the table
+        else:
+            ok = abs(reported - run["val_loss"]) <= tol
+        rows.append({"run": name, "reported": reported, "rerun": None if run["diverged"] else run["val_loss"],
+                     "tolerance": tol, "agrees": ok})
+        if not ok:
+            off.append(f"{name}: reported {reported:g}, re-run {describe_run(run)} (allowed difference {tol:g})")
+    details = {"report_vs_rerun": rows}
+    if off:
+        lesson = all(abs(report.numbers[n] - v) < 0.011 for n, v in LESSON_NUMBERS.items())
+        diagnosis = ("These are the lesson's numbers (800 steps, other data), not a run of your model under the "
+                     "grader's settings." if lesson else
+                     "The report's numbers do not come from your model under the grader's settings (made up, or "
+                     "from other settings or an older version of the model).")
+        details["needs_review"] = ["report numbers differ from the grader's re-run: " + "; ".join(off)]
+        raise CheckFailure("Flagged: " + "; ".join(off) + ".", diagnosis, details)
+    record(request, "; ".join(f"{r['run']}: {r['reported']:g} vs {r['rerun']:.3f}" for r in rows if r["rerun"]) + ".",
+           details)
+
+
+@pytest.mark.slow
+@pytest.mark.check(points=0, depends=GATES)
+def test_loss_curves(submission, runs, request):
+    """The training-loss curves of the grader's re-runs, on one plot (for the report)."""
+    made = {name: value for name, value in runs.items() if isinstance(value, dict)}
+    if not made:
+        pytest.skip("no re-training run was made")
+    curves = {run_label(name): made[name]["curve"] for name in settings.RUNS if name in made}
+    losses = {name: (None if r["diverged"] else round(r["val_loss"], 4)) for name, r in made.items()}
+    record(request, "; ".join(f"{n}: {v}" for n, v in losses.items()) + ".",
+           {"plot": plots.loss_curves_spec(curves, settings.unigram_loss()), "val_loss": losses,
+            "seconds": {n: round(r["seconds"], 1) for n, r in made.items()}})
+
+
+# ---------------------------------------------------------------------------------------- the explanation (fast)
+
+for _line in RUBRIC.lines:
+    globals()[f"test_explains_{_line.id}"] = concept_check(_line)
+for _m in RUBRIC.misconceptions:
+    globals()[f"test_no_{_m.id}"] = misconception_check(_m)
+del _line, _m

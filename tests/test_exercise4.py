@@ -1,0 +1,321 @@
+"""Exercise 4 (break the block): corpus, calibration settings, report reading, rubric, and grading.
+
+Most tests are fast: they use the quick mode (no re-training) or no sandbox at all. One grading
+re-trains (four runs): the fabricated report, whose model is the reference solution's, so it shows both
+that the reference passes the ablation and that made-up numbers are flagged. Everything else about
+re-training is covered by CALIBRATION.md (measured over five seeds by exercises/exercise4/calibrate.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import ROOT
+
+from grader import corpus, exercises
+
+EX4 = ROOT / "exercises" / "exercise4"
+SOLUTION = ROOT / "solutions" / "exercise4"
+CASES = {c.name: c for c in corpus.cases("exercise4")}
+SEED = 1234
+
+sys.path.insert(0, str(ROOT))
+from exercises.exercise4.tests import mistakes, plots, reference, report_md, settings  # noqa: E402
+
+
+# --------------------------------------------------------------------------------------------- grading
+
+@pytest.fixture(scope="session")
+def exercise4():
+    return exercises.load("exercise4")
+
+
+@pytest.fixture(scope="session")
+def grade4(exercise4):
+    """Grade a folder on exercise 4 (``quick``: without the re-training checks), once per folder and mode."""
+    from grader import judge
+
+    done = {}
+
+    def run(folder: Path, *, quick: bool):
+        key = (str(folder), quick)
+        if key not in done:
+            done[key] = judge.grade(exercise4, Path(folder), seed=SEED, quick=quick)
+        return done[key]
+
+    return run
+
+
+def _show(result) -> str:
+    return "\n".join(f"  {c.status:7} {c.name}: {c.diagnosis[:70]!r} | {c.feedback[:160]}"
+                     for c in result.checks if c.status != "passed")
+
+
+# --------------------------------------------------------------------------------------------- the corpus
+
+def test_corpus_file_is_the_documented_one():
+    data = settings.DATA.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == settings.DATA_SHA256
+    assert settings.DATA_SHA256 in (EX4 / "data" / "DATA.md").read_text()
+    text = data.decode("ascii")
+    assert len(text) == 1_115_394 and "\r" not in text
+
+
+def test_split_vocabulary_and_unigram_level_are_the_documented_ones():
+    train, val, chars = settings.corpus()
+    assert (len(train), len(val), len(chars)) == (1_003_854, 111_540, 80)
+    assert set(np.unique(val)) - set(np.unique(train)) == {chars.index(d) for d in "6789"}
+    # U from the definition, with plain Python (not the vectorised code under test).
+    counts = {i: 1 for i in range(len(chars))}
+    for i in train.tolist():
+        counts[i] += 1
+    total = sum(counts.values())
+    targets = [int(t) for s in settings.eval_starts(len(val)) for t in val[s + 1:s + 33]]
+    U = -sum(np.log(counts[t] / total) for t in targets) / len(targets)
+    assert settings.unigram_loss() == pytest.approx(U, abs=1e-12)
+    assert round(U, 3) == 3.290 and round(settings.unigram_entropy(), 3) == 3.305
+    for doc in (EX4 / "data" / "DATA.md", EX4 / "README.md"):
+        assert "3.290" in doc.read_text()
+
+
+# --------------------------------------------------------------------------------------------- settings in step
+
+def _module_constants(path: Path) -> dict:
+    """GRADER and RUNS from a model.py, read without importing it."""
+    source = path.read_text()
+    namespace: dict = {}
+    for name in ("GRADER", "RUNS"):
+        match = re.search(rf"^{name} = .*?^[)\]]\n", source, re.S | re.M)
+        exec(match.group(0), namespace)  # noqa: S102 - our own skeleton's literal constants
+    return namespace
+
+
+@pytest.mark.parametrize("path", [EX4 / "skeleton" / "model.py", SOLUTION / "model.py"], ids=["skeleton", "solution"])
+def test_students_training_settings_are_the_graders(path):
+    c = _module_constants(path)
+    assert c["GRADER"] == dict(steps=settings.TRAIN["steps"], batch_size=settings.TRAIN["batch_size"],
+                               lr_low=settings.LR_LOW, lr_high=settings.LR_HIGH,
+                               weight_decay=settings.TRAIN["weight_decay"], seed=settings.SEED,
+                               eval_windows=settings.EVAL_WINDOWS)
+    assert [(n, r, p, c["GRADER"][lr]) for n, r, p, lr in c["RUNS"]] == [(n, *v) for n, v in settings.RUNS.items()]
+
+
+def test_skeleton_differs_from_solution_only_in_the_block():
+    skeleton = (EX4 / "skeleton" / "model.py").read_text().splitlines()
+    solution = (SOLUTION / "model.py").read_text().splitlines()
+
+    def outside_block(lines):
+        start = next(i for i, line in enumerate(lines) if line.startswith("class Block"))
+        end = next(i for i, line in enumerate(lines) if line.startswith("class GPT"))
+        return lines[1:start] + lines[end:]  # line 0 is the title
+
+    assert outside_block(skeleton) == outside_block(solution)
+
+
+def test_students_training_loop_reproduces_the_harness_bit_for_bit():
+    """The skeleton's train() and the harness's train_run give identical curves and weights (same machine,
+    one thread), and the skeleton's estimate_loss() gives the judge's score of those weights, so a student who
+    copies what `python model.py` prints agrees with the re-run."""
+    script = textwrap.dedent(f"""
+        import sys, json
+        sys.path[:0] = [{str(SOLUTION)!r}, {str(EX4)!r}, {str(ROOT)!r}]
+        import torch, harness, model
+        from exercises.exercise4.tests import reference, settings
+        train, val, chars = model.load_corpus()
+        torch.manual_seed(settings.SEED)
+        net = model.GPT(model.Config(vocab_size=len(chars), residual=False, prenorm=True))
+        curve = model.train(net, train, 12, 1e-3)
+        ours = model.estimate_loss(net, val)
+        cfg = settings.model_config(False, True)
+        r = harness.train_run(cfg, settings.corpus()[0], settings.probe_ids(), lr=1e-3, seed=settings.SEED,
+                              **dict(settings.TRAIN, steps=12))
+        same = all((p.detach().numpy() == r["state"][n]).all()
+                   for n, p in net.named_parameters(remove_duplicate=False))
+        judge = reference.val_loss(reference.load_student_gpt(cfg, r["state"]), settings.corpus()[1],
+                                   settings.eval_starts(len(val)), settings.MODEL["n_ctx"])
+        print(json.dumps([curve, r["curve"], same, ours, judge]))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    ours_curve, their_curve, same_weights, ours_val, judge_val = json.loads(out.stdout.strip().splitlines()[-1])
+    assert ours_curve == their_curve and same_weights
+    assert ours_val == pytest.approx(judge_val, abs=1e-4)
+
+
+# --------------------------------------------------------------------------------------------- reference and mistakes
+
+@pytest.mark.parametrize("mode", list(reference.MODES))
+def test_every_applicable_mistake_is_distinguishable_from_the_truth(mode):
+    """On the public check's shape, each known wrong block gives a different output than the right one, so
+    a submission that makes it fails and can be named; and no two mistakes are confused."""
+    residual, prenorm = reference.MODES[mode]
+    block = reference.random_block(32, 4, torch.Generator().manual_seed(1), residual, prenorm)
+    x = 0.3 + 1.7 * np.random.default_rng(1).standard_normal((2, 7, 32))
+    truth = reference.run(block, x)
+    outs = {k: m.compute() for k, m in mistakes.block_mistakes(block, x).items()}
+    assert outs, "every mode has known mistakes"
+    for key, out in outs.items():
+        assert np.abs(out - truth).max() > 1e-3, key
+    keys = list(outs)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            assert np.abs(outs[a] - outs[b]).max() > 1e-3, (a, b)
+
+
+def test_reference_gpt_evaluates_student_weights_like_the_students_gpt():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ex4_solution_model", SOLUTION / "model.py")
+    model = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = model  # dataclasses look their module up
+    spec.loader.exec_module(model)
+    cfg = dict(settings.model_config(True, False), n_layer=2)
+    torch.manual_seed(0)
+    net = model.GPT(model.Config(**cfg)).eval()
+    state = {k: p.detach().numpy().copy() for k, p in net.named_parameters(remove_duplicate=False)}
+    gpt = reference.load_student_gpt(cfg, state)
+    idx = torch.randint(0, cfg["vocab_size"], (3, cfg["n_ctx"]))
+    with torch.no_grad():
+        assert torch.allclose(gpt(idx), net(idx)[0], atol=1e-5)
+    del state["lm_head.weight"]
+    with pytest.raises(ValueError, match="missing lm_head.weight"):
+        reference.load_student_gpt(cfg, state)
+
+
+# --------------------------------------------------------------------------------------------- the report
+
+def test_report_table_is_read_whatever_students_do_to_it(tmp_path):
+    path = tmp_path / "report.md"
+    path.write_text(textwrap.dedent("""\
+        | Run | residual | prenorm | lr | Val loss (nats) |
+        |:--|:-:|:-:|--:|--:|
+        | `prenorm` | yes | yes | 1e-3 | **2.473** |
+        | no-residual | no | yes | 1e-3 | 3.291 nats |
+        |prenorm-high-lr|yes|yes|1.5e-2|2.85|
+        | Postnorm-High-LR | yes | no | 0.015 | 3.294 |
+
+        ## Explanation
+        <!-- instructions -->
+        Words.
+        ## Appendix
+        Not read.
+        """), encoding="utf-8")
+    r = report_md.read(path)
+    assert r.problems == []
+    assert r.numbers == {"prenorm": 2.473, "no-residual": 3.291, "prenorm-high-lr": 2.85, "postnorm-high-lr": 3.294}
+    assert r.explanation == "Words."
+
+
+def test_report_template_has_no_numbers_and_no_explanation():
+    r = report_md.read(EX4 / "skeleton" / "report.md")
+    assert r.numbers == {} and r.explanation == ""
+    assert sorted(r.problems) == sorted(f"no number in the {n} row's validation-loss column" for n in settings.RUNS)
+
+
+def test_solution_report_holds_the_reruns_numbers():
+    """The filled report is a real run under the grader's settings: the calibration's seed-1337 row."""
+    numbers = report_md.read(SOLUTION / "report.md").numbers
+    table = (EX4 / "CALIBRATION.md").read_text()
+    row = next(line.replace("*", "") for line in table.splitlines() if line.replace("*", "").startswith(f"| {settings.SEED} |"))
+    measured = [float(v) for v in row.strip("|").split("|")[1:5]]
+    assert [numbers[n] for n in settings.RUNS] == pytest.approx(measured, abs=5e-4)
+
+
+# --------------------------------------------------------------------------------------------- rubric and plots
+
+def test_rubric_reads_only_the_explanation_and_gives_the_solution_full_marks():
+    from exercises.exercise4.tests.checks import RUBRIC, _assess
+
+    a = _assess(report_md.read(SOLUTION / "report.md").explanation, ())
+    assert a.total == RUBRIC.max_total and a.problems == []
+    empty = _assess(report_md.read(EX4 / "skeleton" / "report.md").explanation, ())
+    assert empty.total == 0 and empty.problems
+
+
+@pytest.mark.parametrize("text, misconception", [
+    ("Without residuals the model overfits the training text, which is why its validation loss is so high. ", "no_residual_overfits"),
+    ("Residual connections work because they add extra parameters to every block of the model. ", "residual_adds_capacity"),
+    ("Post-norm is more stable at a high learning rate, so it should have learned better than pre-norm. ", "postnorm_more_stable"),
+])
+def test_rubric_names_the_misconceptions(text, misconception):
+    from exercises.exercise4.tests.checks import _assess
+
+    padding = ("The gradient flows back through the residual stream directly to the first block. "
+               "After the change the validation loss stayed at the unigram level, like guessing letter frequencies. "
+               "Post-norm puts the layer norm on the residual path, so the gradient must cross it in every block. ")
+    a = _assess(padding + text * 2, ())
+    assert [m for m, r in a.misconceptions.items() if r.found] == [misconception]
+
+
+def test_plots_are_drawn_from_their_specs():
+    import base64
+
+    spec = plots.loss_curves_spec({"prenorm (lr 0.001)": [4.0, 3.0, float("nan")], "x": [4.0, 3.9, 3.8]}, 3.29)
+    json.dumps(spec, allow_nan=False)  # plain JSON: NaN became None
+    for s in (spec, plots.grad_flow_spec({"pre": [1.0, 0.9], "no": [1e-9, 0.5]})):
+        assert base64.b64decode(plots.line_plot_png(s)).startswith(b"\x89PNG")
+
+
+# --------------------------------------------------------------------------------------------- grading (quick mode)
+
+def test_skeleton_gets_zero_without_crashing(grade4):
+    result = grade4(EX4 / "skeleton", quick=True)
+    assert result.score == 0 and result.grader_errors == [], _show(result)
+    assert sum("not implemented yet" in c.feedback for c in result.checks) >= 5
+
+
+def test_solution_passes_every_fast_check(grade4):
+    result = grade4(SOLUTION, quick=True)
+    assert [c.name for c in result.checks if c.status != "passed"] == [], _show(result)
+    assert not any(c.name in ("test_prenorm_learns", "test_report_numbers_match_rerun") for c in result.checks)
+
+
+QUICK_CASES = [n for n in CASES if n != "fabricated_report"]
+#: Diagnoses a case may get besides its own expected one (a mistake shows in several modes).
+ALSO_NAMED = {"ignores_switches": ("switch", "Both switches are ignored")}
+
+
+@pytest.mark.parametrize("name", QUICK_CASES)
+def test_known_mistake_is_caught_and_named(grade4, name):
+    case = CASES[name]
+    result = grade4(case.folder, quick=True)
+    problems = corpus.verify(case, result)
+    assert problems == [], f"{name} ({case.mistake}):\n" + "\n".join(problems) + "\n" + _show(result)
+    allowed = (case.diagnosis, *ALSO_NAMED.get(name, ()))
+    wrong = sorted({c.diagnosis for c in result.checks
+                    if c.diagnosis and not any(a.lower() in c.diagnosis.lower() for a in allowed if a)})
+    assert wrong == []
+
+
+# --------------------------------------------------------------------------------------------- grading with re-training
+# One grading re-trains (the ablation once, as CI may): the fabricated report, whose model is the reference
+# solution's. Its re-run numbers then stand for the solution's too (same model.py, same seed, same loop).
+
+def test_fabricated_report_is_flagged_while_the_model_passes_the_ablation(grade4):
+    case = CASES["fabricated_report"]
+    same = [p.read_text().splitlines()[1:] for p in (case.folder / "model.py", SOLUTION / "model.py")]
+    assert same[0] == same[1], "the fabricated case's model is the solution's (but for its title line)"
+    result = grade4(case.folder, quick=False)
+    assert corpus.verify(case, result) == [], _show(result)
+    failed = [c.name for c in result.checks if c.status != "passed"]
+    assert failed == ["test_report_numbers_match_rerun"], _show(result)
+    assert any("report numbers differ" in r for r in result.needs_review)
+
+
+def test_solution_report_agrees_with_the_rerun(grade4):
+    """The solution's table agrees with the grader's re-run of the solution's model (so, with the solution's
+    fast checks passing, the solution gets full marks; `grader check-solutions` grades it in full)."""
+    result = grade4(CASES["fabricated_report"].folder, quick=False)
+    check = next(c for c in result.checks if c.name == "test_report_numbers_match_rerun")
+    rerun = {row["run"]: row["rerun"] for row in check.details["report_vs_rerun"]}
+    numbers = report_md.read(SOLUTION / "report.md").numbers
+    for name, tol in settings.REPORT_TOLERANCE.items():
+        assert abs(numbers[name] - rerun[name]) <= min(tol, 5e-4), (name, numbers[name], rerun[name])
