@@ -90,10 +90,48 @@ def heatmap_png(values: list[list[float]], axes: list[str]) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def line_plot_png(spec: dict) -> str:
+    """Draw a line-plot spec from a check's ``details["plot"]`` as a base64 PNG.
+
+    Spec (JSON): ``{"title", "xlabel", "ylabel", "logy": bool, "series": [{"label", "y": [float|None],
+    "x": [float] (optional), "marker": bool}], "hlines": [{"label", "y"}]}``; None/NaN are gaps.
+    """
+    os.environ.setdefault("MPLCONFIGDIR", os.path.join(tempfile.gettempdir(), "grader-matplotlib"))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(5.6, 3.2), dpi=100)
+    for s in spec.get("series", []):
+        ys = [float("nan") if v is None else v for v in s.get("y", [])]
+        xs = s.get("x") or list(range(len(ys)))
+        if spec.get("logy"):
+            ys = [v if v > 0 else float("nan") for v in ys]
+        ax.plot(xs, ys, label=s.get("label", ""), marker="o" if s.get("marker") else None, linewidth=1.2,
+                markersize=3)
+    for h in spec.get("hlines", []):
+        ax.axhline(h["y"], linestyle="--", color="grey", linewidth=1, label=h.get("label"))
+    if spec.get("logy"):
+        ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(spec.get("title", ""), fontsize=10)
+    ax.set_xlabel(spec.get("xlabel", ""))
+    ax.set_ylabel(spec.get("ylabel", ""), fontsize=8)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("grader", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]))
     env.filters["heatmap"] = lambda details: heatmap_png(details["error_map"], details.get("error_map_axes", []))
+    env.filters["lineplot"] = line_plot_png
     return env
 
 

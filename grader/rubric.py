@@ -670,7 +670,7 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     problems, notes, review = [], [], []
     lo, hi = rubric.suggested
     if n_words == 0:
-        problems.append("the answer is empty: write your explanation under the three headings")
+        problems.append("the answer is empty: write your explanation under the headings of the template")
     elif n_words < rubric.min_words:
         problems.append(f"the answer is far too short ({n_words} words; write about {lo}-{hi}, "
                         f"at least {rubric.min_words})")

@@ -20,7 +20,7 @@ import pytest
 import torch
 from conftest import ROOT
 
-from grader import corpus, exercises
+from grader import corpus, exercises, report
 
 EX4 = ROOT / "exercises" / "exercise4"
 SOLUTION = ROOT / "solutions" / "exercise4"
@@ -261,7 +261,7 @@ def test_plots_are_drawn_from_their_specs():
     spec = plots.loss_curves_spec({"prenorm (lr 0.001)": [4.0, 3.0, float("nan")], "x": [4.0, 3.9, 3.8]}, 3.29)
     json.dumps(spec, allow_nan=False)  # plain JSON: NaN became None
     for s in (spec, plots.grad_flow_spec({"pre": [1.0, 0.9], "no": [1e-9, 0.5]})):
-        assert base64.b64decode(plots.line_plot_png(s)).startswith(b"\x89PNG")
+        assert base64.b64decode(report.line_plot_png(s)).startswith(b"\x89PNG")
 
 
 # --------------------------------------------------------------------------------------------- grading (quick mode)

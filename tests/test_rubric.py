@@ -77,7 +77,7 @@ def test_a_line_with_two_parts_needs_both():
 
 def test_length_problems_are_said():
     assert rubric.evaluate(RUBRIC, "").problems == [
-        "the answer is empty: write your explanation under the three headings"]
+        "the answer is empty: write your explanation under the headings of the template"]
     assert "far too short (5 words" in rubric.evaluate(RUBRIC, "Heads run in parallel here.").problems[0]
     long = "The weather was fine and we walked along the river for a while. " * 100 + "GPT uses a causal mask."
     a = rubric.evaluate(RUBRIC, long)

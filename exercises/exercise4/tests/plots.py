@@ -1,7 +1,7 @@
 """Plots of exercise 4's checks: data in a check's ``details``, drawn when the report is rendered.
 
-A check puts a plot *spec* (plain JSON) under ``details["plot"]``; :func:`line_plot_png` draws it as a
-base64 PNG for an ``<img>`` data URI, the way ``grader.report.heatmap_png`` draws ``error_map``. Keeping
+A check puts a plot *spec* (plain JSON) under ``details["plot"]``; ``grader.report.line_plot_png`` draws it
+as a base64 PNG for an ``<img>`` data URI, the way ``grader.report.heatmap_png`` draws ``error_map``. Keeping
 data rather than pictures in the result keeps results small and lets every view (HTML report, class
 overview) draw it its own way. Spec::
 
@@ -13,11 +13,7 @@ overview) draw it its own way. Spec::
 """
 from __future__ import annotations
 
-import base64
-import io
 import math
-import os
-import tempfile
 
 
 def _clean(values) -> list[float | None]:
@@ -43,36 +39,3 @@ def grad_flow_spec(profiles: dict[str, list[float]]) -> dict:
               for label, p in profiles.items()]
     return {"title": "Gradient reaching each block at initialisation", "xlabel": "block (0 = nearest the input)",
             "ylabel": "|d loss / d block input| at the last token", "logy": True, "series": series, "hlines": []}
-
-
-def line_plot_png(spec: dict) -> str:
-    """Draw a plot spec (module docstring) as a base64 PNG."""
-    os.environ.setdefault("MPLCONFIGDIR", os.path.join(tempfile.gettempdir(), "grader-matplotlib"))
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    fig, ax = plt.subplots(figsize=(5.6, 3.2), dpi=100)
-    for s in spec.get("series", []):
-        ys = [float("nan") if v is None else v for v in s.get("y", [])]
-        xs = s.get("x") or list(range(len(ys)))
-        if spec.get("logy"):
-            ys = [v if v > 0 else float("nan") for v in ys]
-        ax.plot(xs, ys, label=s.get("label", ""), marker="o" if s.get("marker") else None, linewidth=1.2,
-                markersize=3)
-    for h in spec.get("hlines", []):
-        ax.axhline(h["y"], linestyle="--", color="grey", linewidth=1, label=h.get("label"))
-    if spec.get("logy"):
-        ax.set_yscale("log")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(spec.get("title", ""), fontsize=10)
-    ax.set_xlabel(spec.get("xlabel", ""))
-    ax.set_ylabel(spec.get("ylabel", ""), fontsize=8)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
