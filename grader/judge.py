@@ -63,6 +63,7 @@ def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, uid:
     if root not in sys.path:
         sys.path.insert(0, root)  # tests import their helpers as exercises.<name>.tests.<module>
     with Sandbox(exercise, submission, uid=uid, use_bubblewrap=use_bubblewrap, budget=budget) as sandbox:
+        sandbox.prestart()  # the worker starts while pytest collects the checks
         plugin = GradingPlugin(exercise, sandbox, submission, seed)
         args = [str(d) for d in exercise.test_dirs] + [
             # Plugins a grading run does not use; unraisableexception alone costs two gc.collect().

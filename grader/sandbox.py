@@ -268,6 +268,7 @@ class Sandbox:
         self.start_error: RuntimeError | None = None  # the worker could not start: not retried
         self.timeouts: dict[str, int] = {}
         self.calls = 0
+        self.ready = self.loaded = False  # the worker said it is ready; the submission is imported
         self.budget = budget
         self.deadline = None if budget is None else time.monotonic() + budget
 
@@ -289,13 +290,16 @@ class Sandbox:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _start(self) -> None:
-        """Start a worker on a fresh copy of the submission and wait until it is ready.
+    def prestart(self) -> None:
+        """Start the worker now without waiting, so its Python and NumPy start-up overlaps
+        the judge's own work (pytest collecting the checks). Optional; calls wait for it."""
+        if self.proc is None and self.exercise.module and self.load_error is None and self.start_error is None \
+                and (self.submission / f"{self.exercise.module}.py").is_file():
+            self._spawn()
 
-        Raises:
-            RuntimeError: the worker did not start (no student code has run yet, so this
-                is the grader's problem, not the student's).
-        """
+    def _spawn(self) -> None:
+        """Start a worker on a fresh copy of the submission (see :meth:`_wait_ready`)."""
+        self.ready = self.loaded = False
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         os.chmod(self.workdir, 0o755)
         shutil.copy2(WORKER, self.workdir / "worker.py")
@@ -326,6 +330,14 @@ class Sandbox:
         drain = _OutputDrain(self.proc.stderr, self.limits.output_kb * 1024)
         drain.start()
         self.drains.append(drain)
+
+    def _wait_ready(self) -> None:
+        """Wait for the worker's "ready" message.
+
+        Raises:
+            RuntimeError: the worker did not start (no student code has run yet, so this
+                is the grader's problem, not the student's).
+        """
         try:
             self._receive(time.monotonic() + START_TIMEOUT, 0)
         except (_Timeout, _Closed, ProtocolError) as exc:
@@ -336,6 +348,7 @@ class Sandbox:
             self.start_error = RuntimeError(f"the sandbox did not start ({why}); its output: "
                                             f"{self.outputs[-1][-1000:] if self.outputs else ''}")
             raise self.start_error from None
+        self.ready = True
 
     def _stop(self) -> None:
         proc, self.proc = self.proc, None
@@ -513,14 +526,17 @@ class Sandbox:
             raise self.load_error
         if self.start_error is not None:
             raise self.start_error
-        if self.proc is not None:
+        if self.proc is not None and self.loaded:
             return
         source = f"{self.exercise.module}.py"  # other required files (e.g. a report) are the checks' business
         if not (self.submission / source).is_file():
             self.load_error = SubmissionError(
                 "missing", f"the submission has no {source} (looked in {self.submission}).")
             raise self.load_error
-        self._start()
+        if self.proc is None:
+            self._spawn()
+        if not self.ready:
+            self._wait_ready()
         module = self.exercise.module
         try:
             message, blobs = self._request({"op": "load"}, [], self.limits.call_timeout, f"importing {module}.py")
@@ -552,6 +568,7 @@ class Sandbox:
                 "protocol", f"importing {module}.py sent back something unreadable instead of its function names.")
             raise self.load_error
         self.functions = functions
+        self.loaded = True
 
     def has_function(self, name: str) -> bool:
         """True when the student's module defines a public callable ``name``.
