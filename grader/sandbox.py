@@ -96,7 +96,25 @@ def _python_roots() -> list[str]:
     return [r for r in resolved if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in resolved)]
 
 
-def _bwrap_command(workdir: Path, python: list[str]) -> list[str]:
+def _package_dirs(names: tuple[str, ...]) -> list[str]:
+    """Installed folders of the packages ``names`` (found without importing them)."""
+    import importlib.util
+
+    found = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            if os.path.isdir(location):
+                found.append(os.path.realpath(location))
+    return found
+
+
+def _bwrap_command(workdir: Path, python: list[str], hidden: list[str] = ()) -> list[str]:
+    """The bubblewrap command line; ``hidden`` folders (forbidden packages) are covered by
+    empty read-only folders, so even code that removes the import block cannot load them."""
     cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
            "--size", str(64 * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
@@ -113,6 +131,8 @@ def _bwrap_command(workdir: Path, python: list[str]) -> list[str]:
                 made.add(parent)
         cmd += ["--ro-bind", src, dst]
         made.add(dst)
+    for folder in hidden:
+        cmd += ["--tmpfs", folder, "--remount-ro", folder]
     return cmd + ["--chdir", "/sandbox/submission", "--"] + python
 
 
@@ -321,7 +341,8 @@ class Sandbox:
             "preload": list(self.exercise.preload),
         }
         python = [sys.executable, "-I", str(inside / "worker.py"), json.dumps(cfg)]
-        cmd = _bwrap_command(self.workdir, python) if self.bubblewrap else python
+        hidden = _package_dirs(self.exercise.forbidden_imports)
+        cmd = _bwrap_command(self.workdir, python, hidden) if self.bubblewrap else python
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=str(self.workdir / "submission"), env=_scrubbed_env(), start_new_session=True,
