@@ -28,7 +28,7 @@ def _load(path: Path, name: str):
     return module
 
 
-mistakes = _load(ROOT / "exercises" / "exercise3" / "tests" / "mistakes.py", "ex3_mistakes_corpus")
+mistakes = _load(ROOT / "exercises" / "exercise3" / "tests" / "hidden" / "mistakes.py", "ex3_mistakes_corpus")
 
 #: case -> the key of the mistake it commits, as (table, key). ``None`` for mistakes that are not
 #: value variants: a wrong dtype or shape (named by grader/compare.py) or a forbidden import.

@@ -1,6 +1,6 @@
 """Tests of exercise 3's judge-side helpers and reference solution, against PyTorch.
 
-- ``exercises/exercise3/tests/mistakes.py``: every ``*_variant(mistake=None)`` equals PyTorch
+- ``exercises/exercise3/tests/hidden/mistakes.py``: every ``*_variant(mistake=None)`` equals PyTorch
   (``nn.MultiheadAttention`` with copied weights, the torch ``ReferenceBlock``, ``torch.softmax``,
   ``F.layer_norm``, ``F.gelu(approximate='tanh')``); every mistake changes the answer on random inputs; the
   mistakes that can be built from stock torch modules agree with those modules.
@@ -37,7 +37,7 @@ def _load(path: Path, name: str):
     return module
 
 
-mistakes = _load(EX3 / "tests" / "mistakes.py", "ex3_mistakes")
+mistakes = _load(EX3 / "tests" / "hidden" / "mistakes.py", "ex3_mistakes")
 reference = _load(EX3 / "tests" / "reference.py", "ex3_reference")
 solution = _load(ROOT / "solutions" / "exercise3" / "attention.py", "ex3_solution")
 skeleton = _load(EX3 / "skeleton" / "attention.py", "ex3_skeleton")

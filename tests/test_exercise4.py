@@ -28,7 +28,8 @@ CASES = {c.name: c for c in corpus.cases("exercise4")}
 SEED = 1234
 
 sys.path.insert(0, str(ROOT))
-from exercises.exercise4.tests import mistakes, plots, reference, report_md, settings  # noqa: E402
+from exercises.exercise4.tests import plots, reference, report_md, settings  # noqa: E402
+from exercises.exercise4.tests.hidden import mistakes  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------------- grading

@@ -24,6 +24,8 @@ def _released_files(bundle):
 def test_no_solution_or_hidden_file_is_shipped(bundle):
     paths = [p.relative_to(bundle).as_posix() for p in _released_files(bundle)]
     assert not [p for p in paths if p.startswith(("solutions/", "tests/")) or "/hidden/" in p]
+    # Mistake variants spell out the right computation (variant with no mistake): judge side only.
+    assert not [p for p in paths if p.endswith("mistakes.py")]
     secret = [p for p in (ROOT / "solutions").rglob("*") if p.is_file()]
     secret += [p for name in exercises.available() for p in (ROOT / "exercises" / name / "tests" / "hidden").rglob("*")
                if p.is_file() and "__pycache__" not in p.parts]

@@ -16,7 +16,12 @@ import numpy as np
 import pytest
 import torch
 
-from exercises.exercise4.tests import mistakes, plots, reference, report_md, settings
+from exercises.exercise4.tests import plots, reference, report_md, settings
+
+try:  # judge side only: the wrong variants spell out the right block, so they are not shipped
+    from exercises.exercise4.tests.hidden import mistakes
+except ImportError:  # a student's bundle: checks still run, without naming mistakes
+    mistakes = None
 from grader import rubric
 from grader.compare import expect_array
 from grader.exercises import course_root
@@ -80,7 +85,7 @@ def check_block(submission, rng, mode: str, B: int, T: int, d: int, h: int, scal
     block = reference.random_block(d, h, torch_generator(rng), residual, prenorm)
     x = draw_x(rng, B, T, d, scale)
     got = submission.block_forward(block_config(d, h, T, residual, prenorm), reference.student_state(block), x)
-    expect_array(got, reference.run(block, x), atol=ATOL, mistakes=mistakes.block_mistakes(block, x),
+    expect_array(got, reference.run(block, x), atol=ATOL, mistakes=mistakes.block_mistakes(block, x) if mistakes else None,
                  what=f"Block({MODE_WORDS[mode]}) on x of shape {(B, T, d)} with n_heads={h}")
 
 
