@@ -29,7 +29,8 @@ from . import exercises, judge, overview, report
 from .gradebook import Gradebook
 from .overrides import apply_overrides, load_overrides
 from .results import SubmissionResult
-from .submissions import RefusedSubmission, Submission, discover, locate, safe_extract
+from .sandbox import _not_copied
+from .submissions import MAX_UNZIPPED_BYTES, RefusedSubmission, Submission, discover, locate, safe_extract
 
 #: First unprivileged uid for sandboxes; worker k uses BASE_UID + k (RLIMIT_NPROC is per uid).
 BASE_UID = 61000
@@ -73,11 +74,18 @@ def _init_worker(counter) -> None:
 
 
 def _copy_folder(source: Path, dest: Path) -> None:
+    """Copy a folder submission: plain files only (no links, FIFOs or devices), size-capped."""
+    total = 0
     for path in source.rglob("*"):
         if path.is_symlink():
             raise RefusedSubmission(f"the submission contains a symbolic link ({path.relative_to(source)}); "
                                     "submit plain files.")
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", ".git", "__MACOSX"))
+        if path.is_file():
+            total += path.stat().st_size
+    if total > MAX_UNZIPPED_BYTES:
+        raise RefusedSubmission(f"the submission holds {total:,} bytes; at most {MAX_UNZIPPED_BYTES:,} are accepted "
+                                "(leave out virtual environments and data).")
+    shutil.copytree(source, dest, ignore=_not_copied)
 
 
 def _grade_one(task: Task) -> tuple[str, str, dict | None, str]:
@@ -171,8 +179,11 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
         raise click.ClickException(f"{out} already holds a gradebook; add --resume to finish it, "
                                    "or choose another --out")
     with Gradebook(db_path, exercise.name, judge.new_seed() if seed is None else seed) as book:
-        done = book.students()
-        todo = [s for s in students if s.student not in done]
+        done = book.students(status="graded")  # refused rows and grader errors are tried again
+        todo = [s for s in students if s.student not in done and not s.problem]
+        for sub in students:
+            if sub.problem:
+                book.record(sub.student, "refused", error=sub.problem)
         click.echo(f"{exercise.name}: {len(students)} submissions, {len(done & {s.student for s in students})} "
                    f"already graded, {len(todo)} to grade with {jobs} worker(s); seed {book.seed}")
         progress = Progress(len(todo), "graded")
@@ -181,6 +192,9 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
             _merge_overrides(book, out, decisions)
         book.write_csv(out / "grades.csv")
         write_atomic(out / "index.html", overview.render(exercise, book.rows()))
+        for row in book.rows():  # what needs the instructor's eye, once, at the end
+            if row["status"] != "graded":
+                click.echo(f"{row['status']}: {row['student']!r}: {row['error'][:300]}")
     return book
 
 
@@ -196,13 +210,14 @@ def _merge_overrides(book: Gradebook, out: Path, decisions: dict) -> None:
     unknown = sorted(set(decisions) - set(rows))
     if unknown:
         click.echo(f"Overrides name students not in this batch: {', '.join(unknown)}", err=True)
-    for student, decided in decisions.items():
+    planned = []
+    for student, decided in decisions.items():  # every row is checked before anything is written
         row = rows.get(student)
-        if row is None or row["result"] is None:
-            continue
-        result = apply_overrides(row["result"], decided)
-        book.record(student, row["status"], result=result, error=row["error"])
-        _write_outputs(out, student, result)
+        if row is not None and row["result"] is not None:
+            planned.append((row, apply_overrides(row["result"], decided)))
+    for row, result in planned:
+        book.record(row["student"], row["status"], result=result, error=row["error"])
+        _write_outputs(out, row["student"], result)
     click.echo(f"Overrides applied for {len(set(decisions) & set(rows))} student(s).")
 
 

@@ -68,12 +68,14 @@ def grade_command(exercise, submission, seed, as_json, report_path, quick, verbo
               help="Output folder [default: reports/EXERCISE].")
 @click.option("--jobs", type=int, default=2, show_default=True, help="Submissions graded in parallel.")
 @click.option("--resume", is_flag=True, help="Keep the grades already in --out; grade only the missing students.")
-@click.option("--timeout", type=float, default=None,
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Wall seconds one submission's code may use in total [default: per-call limits only].")
+@click.option("--allow-unisolated", is_flag=True,
+              help="Grade even without bubblewrap (student code then runs as you, with your file access).")
 @click.option("--overrides", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Instructor overrides CSV (student,check,points,comment) merged into the grades.")
 @seed_option
-def batch_command(exercise, submissions, out, jobs, resume, timeout, seed, overrides):
+def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_unisolated, seed, overrides):
     """Grade every submission in SUBMISSIONS (one folder or .zip per student).
 
     Writes OUT/gradebook.sqlite (a row per student, as soon as graded), grades.csv,
@@ -85,7 +87,13 @@ def batch_command(exercise, submissions, out, jobs, resume, timeout, seed, overr
     Example: grader batch exercise3 submissions/ --jobs 2
     """
     from . import batch
+    from .sandbox import bubblewrap_works
 
+    if not bubblewrap_works() and not allow_unisolated:
+        raise click.ClickException(
+            "bubblewrap is not available, so student code would run as you, able to read and change every "
+            "file you can (other students' work, the gradebook). Install it (apt-get install bubblewrap) or "
+            "pass --allow-unisolated.")
     out = out or Path("reports") / exercise
     book = batch.run(exercise, submissions, out, jobs=jobs, resume=resume, budget=timeout, seed=seed,
                      overrides=overrides)
@@ -174,8 +182,8 @@ def grade_shortcut(exercise, folder, seed, as_json, report_path, quick, verbose)
 
     Examples: grade exercise3 / grade ~/course/exercise3 / grade exercise3 my_attempt/
     """
-    if folder is None and Path(exercise).name != exercise:  # `grade path/to/exercise3`
-        folder, exercise = Path(exercise), Path(exercise).name
+    if folder is None and Path(exercise).name != exercise:  # `grade path/to/exercise3`, `grade .`
+        folder, exercise = Path(exercise), Path(exercise).resolve().name
     folder = folder or Path(exercise)
     if not folder.is_dir():
         raise click.ClickException(

@@ -94,7 +94,7 @@ def diagnose(got: np.ndarray, expected: np.ndarray, mistakes: dict[str, Mistake]
 
 
 def _error_map(err: np.ndarray) -> dict:
-    """2-D |error| for the heat map: (token, feature) of the first batch element."""
+    """2-D |error| for the heat map: (token, feature) of the batch element with the worst error."""
     grid = err
     axes = ["token", "feature"]
     if grid.ndim == 0:  # a scalar result (e.g. a parameter count): a 1 x 1 map
@@ -102,7 +102,11 @@ def _error_map(err: np.ndarray) -> dict:
     elif grid.ndim == 1:
         grid, axes = grid[None, :], ["", "index"]
     while grid.ndim > 2:
-        grid = grid[0]
+        worst = np.nan_to_num(grid, nan=np.inf).reshape(grid.shape[0], -1).max(axis=1)
+        b = int(np.argmax(worst))
+        if grid.ndim == 3:
+            axes = [f"token (batch {b})", "feature"]
+        grid = grid[b]
     grid = grid[: MAX_MAP[0], : MAX_MAP[1]]
     return {"error_map": np.where(np.isfinite(grid), grid, np.nan).tolist(), "error_map_axes": axes}
 

@@ -86,7 +86,7 @@ def course_root() -> Path:
         SpecError: when no ``exercises/`` folder is found.
     """
     env = os.environ.get("GRADER_COURSE_ROOT")
-    root = Path(env) if env else Path(__file__).resolve().parent.parent
+    root = Path(env).resolve() if env else Path(__file__).resolve().parent.parent
     if not (root / "exercises").is_dir():
         raise SpecError(
             f"no exercises/ folder under {root}; install the grader from the course folder "

@@ -8,6 +8,7 @@ uninterrupted run.
 from __future__ import annotations
 
 import csv
+import os
 import json
 import sqlite3
 from pathlib import Path
@@ -65,14 +66,16 @@ class Gradebook:
     def __exit__(self, *exc) -> None:
         self.db.close()
 
-    def students(self) -> set[str]:
-        """Students that already have a row."""
-        return {row[0] for row in self.db.execute("SELECT student FROM grades")}
+    def students(self, status: str | None = None) -> set[str]:
+        """Students that already have a row (with this ``status`` when given)."""
+        if status is None:
+            return {row[0] for row in self.db.execute("SELECT student FROM grades")}
+        return {row[0] for row in self.db.execute("SELECT student FROM grades WHERE status = ?", (status,))}
 
     def record(self, student: str, status: str, *, result: SubmissionResult | None = None,
                error: str = "", max_score: float = 0.0) -> None:
         """Write (or replace) one student's row in its own transaction."""
-        score = result.score if result and status == "graded" else 0.0
+        score = result.score if result else 0.0  # a grader error keeps the partial score; the status flags it
         max_score = result.max_score if result else max_score
         with self.db:
             self.db.execute(
@@ -104,14 +107,19 @@ class Gradebook:
                     checks.append(c.name)
         # A refused submission was never graded: show the exercise's maximum from the others.
         known_max = max((r["max_score"] for r in rows if r["result"]), default=0.0)
-        tmp = path.with_name(path.name + ".tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with open(tmp, "w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
             writer.writerow(["student", "score", "max_score", *checks, "needs_review", "error", "status"])
             for row in rows:
                 points = {c.name: c.points for c in row["result"].checks} if row["result"] else {}
-                writer.writerow([row["student"], f"{row['score']:g}", f"{row['max_score'] or known_max:g}",
+                writer.writerow([_cell(row["student"]), f"{row['score']:g}", f"{row['max_score'] or known_max:g}",
                                  *(f"{points[c]:g}" if c in points else "" for c in checks),
-                                 row["needs_review"], row["error"], row["status"]])
+                                 _cell(row["needs_review"]), _cell(row["error"]), row["status"]])
         tmp.replace(path)
         return path
+
+
+def _cell(text: str) -> str:
+    """A CSV cell a spreadsheet will not run as a formula (student ids and messages are untrusted)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

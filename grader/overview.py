@@ -63,6 +63,7 @@ def summarise(rows: list[dict]) -> dict:
         "slowest": sorted(((r["duration"], r["student"]) for r in graded), reverse=True)[:10],
         "refused": [(r["student"], r["error"]) for r in rows if r["status"] == "refused"],
         "errors": [(r["student"], r["error"]) for r in rows if r["status"] == "grader_error"],
+        "isolation": sorted({r["result"].isolation for r in graded}),
     }
 
 

@@ -46,7 +46,7 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
         if check.diagnosis:
             lines.append("        " + click.style(f"Likely mistake: {check.diagnosis}", fg="cyan"))
         if check.hint and check.status == "failed":
-            lines.append(f"        Hint: {check.hint}")
+            lines.append(f"        {'General hint' if check.diagnosis else 'Hint'}: {check.hint}")
     for reason, count in skipped.items():
         lines.append(f"  {click.style('SKIP ', fg='yellow', bold=True)} {count} check(s) {reason}")
     if passed and not verbose:

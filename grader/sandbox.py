@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from .exercises import Exercise, Limits
-from .sandbox_worker import HEADER, ProtocolError, decode, encode, frame_bytes, parse_frame
+from .sandbox_worker import _missing, HEADER, ProtocolError, decode, encode, frame_bytes, parse_frame
 
 WORKER = Path(__file__).with_name("sandbox_worker.py")
 #: Seconds allowed for the worker process to start (Python and NumPy imported, limits set),
@@ -242,12 +242,8 @@ def _frame_need(raw: bytearray) -> int:
     """How many bytes the frame starting ``raw`` needs, as far as ``raw`` tells (>= len(raw) + 1)."""
     if len(raw) < HEADER.size:
         return HEADER.size
-    (hlen,) = HEADER.unpack_from(raw)
-    if len(raw) < HEADER.size + hlen:
-        return HEADER.size + hlen
-    # The header is complete (and was valid: parse_frame checked it before asking).
-    message = json.loads(bytes(raw[HEADER.size:HEADER.size + hlen]).decode("utf-8"))
-    return HEADER.size + hlen + sum(message.get("blobs", []))
+    # The header was valid: parse_frame checked it before asking.
+    return len(raw) + _missing(bytes(raw))
 
 
 def _signal_name(number: int) -> str | None:

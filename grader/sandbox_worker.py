@@ -33,6 +33,8 @@ import sys
 HEADER = struct.Struct(">Q")
 #: Largest frame either side accepts, bytes.
 MAX_FRAME = 256 * 1024 * 1024
+#: Largest JSON header, bytes: arrays travel as blobs, so a real header is small.
+MAX_HEADER = 1024 * 1024
 
 
 class ProtocolError(Exception):
@@ -194,7 +196,7 @@ def parse_frame(raw: bytes) -> tuple[dict, list[bytes]] | None:
     if len(raw) < HEADER.size:
         return None
     (hlen,) = HEADER.unpack_from(raw)
-    if hlen > MAX_FRAME:
+    if hlen > MAX_HEADER:
         raise ProtocolError(f"frame header of {hlen} bytes is too large")
     if len(raw) < HEADER.size + hlen:
         return None
@@ -236,7 +238,7 @@ def read_frame(stream) -> tuple[dict, list[bytes]] | None:
 def _missing(raw: bytes) -> int:
     """How many more bytes the frame that starts ``raw`` needs (0 when complete)."""
     (hlen,) = HEADER.unpack_from(raw)
-    if hlen > MAX_FRAME:
+    if hlen > MAX_HEADER:
         raise ProtocolError(f"frame header of {hlen} bytes is too large")
     if len(raw) < HEADER.size + hlen:
         return HEADER.size + hlen - len(raw)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -30,10 +31,19 @@ class RefusedSubmission(Exception):
 
 @dataclass(frozen=True)
 class Submission:
-    """One student's submission: an id and where it is (a folder or a zip)."""
+    """One student's submission: an id and where it is (a folder or a zip).
+
+    ``problem`` is set when the submission cannot be graded as found (e.g. two entries
+    share the id); the batch then records it as refused with that message.
+    """
 
     student: str
     source: Path
+    problem: str = ""
+
+
+#: Longest student id accepted (it becomes a file name in the outputs).
+MAX_ID = 100
 
 
 def discover(folder: Path) -> list[Submission]:
@@ -55,7 +65,23 @@ def discover(folder: Path) -> list[Submission]:
             found.append(Submission(entry.name, entry))
         elif entry.suffix.lower() == ".zip":
             found.append(Submission(entry.stem, entry))
-    return found
+    by_id: dict[str, list[Submission]] = {}
+    for sub in found:  # case-insensitive: outputs are files, and some file systems ignore case
+        by_id.setdefault(sub.student.casefold(), []).append(sub)
+    out = []
+    for sub in found:
+        twins = by_id[sub.student.casefold()]
+        if len(twins) > 1:
+            names = " and ".join(t.source.name for t in twins)
+            out.append(Submission(sub.student, sub.source, f"{names} have the same student id; keep only one."))
+        elif len(sub.student) > MAX_ID or any(ord(ch) < 32 or ch in "/\\" for ch in sub.student):
+            out.append(Submission(sub.student, sub.source,
+                                  f"the student id must be at most {MAX_ID} printable characters; rename it."))
+        else:
+            out.append(sub)
+    # A twin keeps one row in the gradebook: the first entry speaks for both.
+    seen: set[str] = set()
+    return [s for s in out if not (s.student.casefold() in seen or seen.add(s.student.casefold()))]
 
 
 def safe_extract(archive: Path, dest: Path) -> None:
@@ -86,20 +112,29 @@ def safe_extract(archive: Path, dest: Path) -> None:
                 raise RefusedSubmission(f"{archive.name} contains the unsafe path {m.filename!r}; refused.")
             if stat.S_ISLNK(m.external_attr >> 16):
                 raise RefusedSubmission(f"{archive.name} contains a symbolic link ({m.filename}); refused.")
-        dest.mkdir(parents=True, exist_ok=True)
-        written = 0
-        for m in members:
-            if JUNK.search(m.filename) or m.is_dir():
-                continue
-            target = dest / m.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(m) as src, open(target, "wb") as out:
-                while chunk := src.read(1 << 16):
-                    written += len(chunk)
-                    if written > MAX_UNZIPPED_BYTES:  # sizes in the header can lie
-                        raise RefusedSubmission(f"{archive.name} unpacks to more than "
-                                                f"{MAX_UNZIPPED_BYTES:,} bytes: refused as a possible zip bomb.")
-                    out.write(chunk)
+        try:
+            _extract(zf, archive, dest)
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, zlib.error) as exc:
+            raise RefusedSubmission(f"{archive.name} is damaged, encrypted or uses an unsupported "
+                                    f"compression ({type(exc).__name__}: {exc}).") from exc
+
+
+def _extract(zf: zipfile.ZipFile, archive: Path, dest: Path) -> None:
+    """Write the (already checked) members of ``zf`` under ``dest``, counting real bytes."""
+    dest.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for m in zf.infolist():
+        if JUNK.search(m.filename) or m.is_dir():
+            continue
+        target = dest / m.filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with zf.open(m) as src, open(target, "wb") as out:
+            while chunk := src.read(1 << 16):
+                written += len(chunk)
+                if written > MAX_UNZIPPED_BYTES:  # sizes in the header can lie
+                    raise RefusedSubmission(f"{archive.name} unpacks to more than "
+                                            f"{MAX_UNZIPPED_BYTES:,} bytes: refused as a possible zip bomb.")
+                out.write(chunk)
 
 
 def locate(root: Path, required: tuple[str, ...]) -> Path:

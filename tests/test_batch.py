@@ -180,3 +180,39 @@ def test_overrides_merge_into_gradebook_csv_and_report(tmp_path):
         row = next(csv.DictReader(fh))
     assert (row["score"], row["test_softmax_small"]) == ("1", "1")
     assert "softmax idea right on paper" in (out / "reports" / "bob.html").read_text()
+
+
+def test_duplicate_and_unsafe_ids_are_refused_not_overwritten(tmp_path):
+    from grader.submissions import discover
+
+    subs = tmp_path / "subs"
+    _folder(subs, "bob")
+    with zipfile.ZipFile(subs / "Bob.zip", "w") as z:
+        z.write(SKELETON, "attention.py")
+    _folder(subs, "x" * 120)
+    _folder(subs, "ana")
+    found = {s.student: s.problem for s in discover(subs)}
+    assert found["ana"] == ""
+    assert "Bob.zip and bob have the same student id" in found["Bob"] and "bob" not in found
+    assert "at most 100 printable characters" in found["x" * 120]
+
+
+def test_damaged_zip_is_refused_with_a_message(tmp_path):
+    from grader.submissions import RefusedSubmission, safe_extract
+
+    good = tmp_path / "good.zip"
+    with zipfile.ZipFile(good, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("attention.py", bytes(range(256)) * 4 + "".join(f"x{i} = {i * i}\n" for i in range(500)).encode())
+    data = bytearray(good.read_bytes())
+    data[200:240] = b"\xff" * 40  # inside the compressed stream of the only member (the header is ~42 bytes)
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(RefusedSubmission, match="damaged, encrypted or uses an unsupported compression"):
+        safe_extract(bad, tmp_path / "out")
+
+
+def test_csv_cells_cannot_start_a_formula():
+    from grader.gradebook import _cell
+
+    assert [_cell(t) for t in ("=HYPERLINK(1)", "+1", "-2", "@x", "ada")] == [
+        "'=HYPERLINK(1)", "'+1", "'-2", "'@x", "ada"]

@@ -117,18 +117,18 @@ def test_nan_or_inf_fails_although_a_hand_written_tolerance_test_passes(bad):
 
 
 # ---------------------------------------------------------------- the heat map
-def test_error_map_is_the_first_batch_elements_token_by_feature_grid():
+def test_error_map_is_the_token_by_feature_grid_of_the_worst_batch_element():
     expected = np.arange(24.0).reshape(2, 3, 4)   # (B=2, T=3, d=4)
     got = expected.copy()
-    got[0, 1, 2] += 0.5
-    got[1, 0, 0] += 0.25                          # another batch element: not in the map
+    got[0, 1, 2] += 0.25                          # batch 0: the smaller error, not in the map
+    got[1, 0, 3] += 0.5                           # batch 1 holds the worst error, as the message says
     details = failure(got, expected).details
     grid = np.array(details["error_map"])
     assert grid.shape == (3, 4)
     want = np.zeros((3, 4))
-    want[1, 2] = 0.5
+    want[0, 3] = 0.5
     np.testing.assert_allclose(grid, want, atol=1e-12)
-    assert details["error_map_axes"] == ["token", "feature"]
+    assert details["error_map_axes"] == ["token (batch 1)", "feature"]
 
 
 def test_error_map_of_a_vector_is_one_row():

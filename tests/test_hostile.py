@@ -208,6 +208,8 @@ def test_the_hostile_corpus_is_complete():
         "bom_crlf", "latin1_coding", "numpy_shadow", "setsid_grandchild",
         # found while writing these: a worker that forges replies, stops itself, returns 96 MiB
         "forges_replies", "stops_itself", "returns_huge",
+        # found in review: removes the import block to reach torch by a computed name
+        "pops_import_block",
     }
     for case in CASES:
         full = _expected(case).get("full_marks", False)

@@ -42,7 +42,7 @@ def test_terminal_summary_names_the_mistake_and_folds_passed_checks():
     text = report.terminal_summary(_result())
     assert "exercise3: 1 / 4 points" in text
     assert "Likely mistake: causal mask off by one" in text
-    assert "Hint: mask before softmax" in text
+    assert "General hint: mask before softmax" in text  # "general": the diagnosis is the specific advice
     assert "1 other check(s) passed" in text
     assert "1 check(s) not checked: it needs test_block_shape to pass first" in text
 
