@@ -102,6 +102,7 @@ class GradingPlugin:
         self.collection_errors: list[str] = []
         self.deselected = 0
         self._by_function: dict[str, list[str]] = {}
+        self._titles: dict[str, str] = {}  # test function -> its sentence, for skip reasons
 
     # ------------------------------------------------------------------ pytest hooks
     def pytest_configure(self, config):
@@ -144,7 +145,8 @@ class GradingPlugin:
         for name in depends:
             statuses = self._by_function.get(name)
             if statuses is None or any(s != "passed" for s in statuses):
-                pytest.skip(f"not checked: it needs {name} to pass first")
+                needed = self._titles.get(name, name)
+                pytest.skip(f"not checked: it needs \"{needed}\" to pass first")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
@@ -208,3 +210,5 @@ class GradingPlugin:
             check.details["traceback"] = report.longreprtext[-4000:]
         self.checks.append(check)
         self._by_function.setdefault(item.originalname, []).append(check.status)
+        self._titles.setdefault(item.originalname, _first_paragraph(getattr(item.function, "__doc__", None))
+                                or item.originalname)
