@@ -145,7 +145,14 @@ def render_html(result: SubmissionResult) -> str:
     """
     checks = sorted(result.checks, key=lambda c: _ORDER[c.status])
     counts = {s: sum(c.status == s for c in result.checks) for s in _ORDER}
-    return _environment().get_template("report.html.j2").render(r=result, checks=checks, counts=counts)
+    # One heat map per check function (its first failing case): the cases of one check share the
+    # mistake, and each map costs matplotlib ~0.1 s.
+    heatmaps: dict[str, str] = {}
+    for c in checks:
+        if c.details.get("error_map") is not None:
+            heatmaps.setdefault(c.name.split("[")[0], c.name)
+    return _environment().get_template("report.html.j2").render(r=result, checks=checks, counts=counts,
+                                                                 heatmaps=set(heatmaps.values()))
 
 
 def write_html(result: SubmissionResult, path: Path) -> Path:
