@@ -70,6 +70,9 @@ def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, uid:
             "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:logging",
             "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:doctest",
             "-p", "no:junitxml", "-p", "no:pastebin", "-p", "no:stepwise", "-p", "no:legacypath",
+            # Checks fail with CheckFailure, so pytest's assertion rewriting (a recompile of every
+            # test module on every run) buys nothing here.
+            "--assert=plain",
             "--import-mode=importlib", f"--rootdir={root}", "-o", "addopts=", "-o", "testpaths=",
             "-W", "ignore::DeprecationWarning",
         ]
