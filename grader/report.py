@@ -27,26 +27,37 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
     passed = [c for c in result.checks if c.status == "passed"]
     skipped: dict[str, int] = {}
     said: set[tuple[str, str]] = set()
+    more: dict[tuple[str, str], list[str]] = {}  # further failing cases of a check, same mistake
     for check in result.checks:
         if check.status == "passed" and not verbose:
             continue
         if check.status == "skipped" and not verbose:
             skipped[check.feedback] = skipped.get(check.feedback, 0) + 1
             continue
+        # Cases of one parametrized check usually share the mistake: show the first, list the rest.
+        key = (check.name.split("[")[0], check.diagnosis)
+        if key in said and not verbose and "[" in check.name:
+            more[key].append(check.name.split("[", 1)[1].rstrip("]"))
+            continue
         label, colour = _STATUS_STYLE[check.status]
         lines.append(f"  {click.style(label.ljust(5), fg=colour, bold=True)} "
                      f"{check.description} [{check.points:g}/{check.max_points:g}]")
         if check.feedback and (check.status != "passed" or verbose):
             lines.append(f"        {check.feedback}")
-        # Cases of one parametrized check usually share the mistake: say it once.
-        key = (check.name.split("[")[0], check.diagnosis)
         if key in said and not verbose:
             continue
         said.add(key)
+        more[key] = []
+        lines.append(key)  # placeholder: replaced by the list of further cases below
         if check.diagnosis:
             lines.append("        " + click.style(f"Likely mistake: {check.diagnosis}", fg="cyan"))
         if check.hint and check.status == "failed":
             lines.append(f"        {'General hint' if check.diagnosis else 'Hint'}: {check.hint}")
+    for i, line in enumerate(lines):
+        if isinstance(line, tuple):
+            cases = more.get(line, [])
+            lines[i] = (f"        Also fails on {len(cases)} more case(s): {', '.join(cases)}" if cases else None)
+    lines = [line for line in lines if line is not None]
     for reason, count in skipped.items():
         lines.append(f"  {click.style('SKIP ', fg='yellow', bold=True)} {count} check(s) {reason}")
     if passed and not verbose:

@@ -107,3 +107,16 @@ def test_class_overview_renders_in_headless_chromium(tmp_path):
     assert console == []
     assert _count(pixels, (0x1C, 0x7E, 0xD6)) > 300  # histogram bars
     assert _count(pixels, (0x2F, 0x9E, 0x44)) > 300  # pass-rate bars
+
+
+def test_terminal_summary_lists_further_failing_cases_of_a_check_once():
+    result = _result()
+    first = result.checks[1]
+    for case in ("B1_T5_d8_h2_causal", "B3_T1_d8_h2_causal"):
+        result.checks.append(CheckResult(f"test_mha_parity[{case}]", first.description, 2, "failed",
+                                         feedback="max abs error 0.2", hint=first.hint, diagnosis=first.diagnosis))
+    text = report.terminal_summary(result)
+    assert text.count("Likely mistake: causal mask off by one") == 1
+    assert "Also fails on 2 more case(s): B1_T5_d8_h2_causal, B3_T1_d8_h2_causal" in text
+    assert "max abs error 0.2" not in text  # folded into the list
+    assert "1 / 8 points" in text
