@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import shutil
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 import click
 
 from . import exercises, judge, overview, report
+from .report import write_atomic
 from .gradebook import Gradebook
 from .overrides import apply_overrides, load_overrides
 from .results import SubmissionResult
@@ -48,14 +48,6 @@ class Task:
     out: str
     seed: int
     budget: float | None
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file and a rename (never a half-written file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 # ------------------------------------------------------------------------------ worker side

@@ -8,13 +8,14 @@ uninterrupted run.
 from __future__ import annotations
 
 import csv
-import os
+import io
 import json
 import sqlite3
 from pathlib import Path
 
 import click
 
+from .report import write_atomic
 from .results import SubmissionResult
 
 SCHEMA = """
@@ -107,17 +108,15 @@ class Gradebook:
                     checks.append(c.name)
         # A refused submission was never graded: show the exercise's maximum from the others.
         known_max = max((r["max_score"] for r in rows if r["result"]), default=0.0)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["student", "score", "max_score", *checks, "needs_review", "error", "status"])
-            for row in rows:
-                points = {c.name: c.points for c in row["result"].checks} if row["result"] else {}
-                writer.writerow([_cell(row["student"]), f"{row['score']:g}", f"{row['max_score'] or known_max:g}",
-                                 *(f"{points[c]:g}" if c in points else "" for c in checks),
-                                 _cell(row["needs_review"]), _cell(row["error"]), row["status"]])
-        tmp.replace(path)
-        return path
+        fh = io.StringIO(newline="")
+        writer = csv.writer(fh)
+        writer.writerow(["student", "score", "max_score", *checks, "needs_review", "error", "status"])
+        for row in rows:
+            points = {c.name: c.points for c in row["result"].checks} if row["result"] else {}
+            writer.writerow([_cell(row["student"]), f"{row['score']:g}", f"{row['max_score'] or known_max:g}",
+                             *(f"{points[c]:g}" if c in points else "" for c in checks),
+                             _cell(row["needs_review"]), _cell(row["error"]), row["status"]])
+        return write_atomic(path, fh.getvalue())
 
 
 def _cell(text: str) -> str:

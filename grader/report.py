@@ -166,14 +166,20 @@ def render_html(result: SubmissionResult) -> str:
                                                                  heatmaps=set(heatmaps.values()))
 
 
-def write_html(result: SubmissionResult, path: Path) -> Path:
-    """Write the report atomically to ``path`` (folders created); returns the path."""
+def write_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temp file and a rename (never a half-written file,
+    even with two writers at once); folders are created. Returns ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_html(result), encoding="utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def write_html(result: SubmissionResult, path: Path) -> Path:
+    """Write the report atomically to ``path`` (folders created); returns the path."""
+    return write_atomic(path, render_html(result))
 
 
 def gradescope_json(result: SubmissionResult) -> dict:

@@ -8,7 +8,6 @@ import json
 import sys
 import textwrap
 
-import numpy as np
 import pytest
 
 from grader import exercises, judge

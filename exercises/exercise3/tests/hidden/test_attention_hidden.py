@@ -6,7 +6,6 @@ block with the same weights, ``torch.softmax``, ``torch.nn.functional.layer_norm
 that hide classic bugs (DESIGN.md): n_heads = 1, n_heads = d_model, T = 1, B = 1,
 d_model not a power of two, causal and not, inputs scaled x1000.
 """
-import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
