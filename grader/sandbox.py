@@ -25,6 +25,7 @@ runs in the worker and can forge them.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
@@ -201,10 +202,8 @@ class _OutputDrain(threading.Thread):
                     if room > 0:
                         self.kept += chunk[:room]
         finally:
-            try:
+            with contextlib.suppress(OSError):
                 self.stream.close()
-            except OSError:
-                pass
 
     def text(self) -> str:
         """What was kept, decoded (invalid UTF-8 replaced, control characters escaped)."""
@@ -370,23 +369,15 @@ class Sandbox:
     def _stop(self) -> None:
         proc, self.proc = self.proc, None
         if proc is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)  # bwrap and, without bwrap, the worker's group
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 proc.kill()
-            except OSError:
-                pass
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
             for stream in (proc.stdin, proc.stdout):  # stderr belongs to its drain thread
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
         for drain in self.drains:
             drain.stopped.set()
         for drain in self.drains:
@@ -490,10 +481,8 @@ class Sandbox:
         proc = self.proc
         code = None
         if proc is not None:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 code = proc.wait(timeout=EXIT_GRACE)
-            except subprocess.TimeoutExpired:
-                pass
         self._stop()
         if code is None:
             raise SubmissionError(

@@ -24,6 +24,7 @@ Student code runs in this process and can forge any reply; :func:`decode` and
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -286,10 +287,8 @@ def _apply_limits(cfg: dict) -> None:
         (resource.RLIMIT_CORE, 0),
     ]
     for which, value in limits:
-        try:
+        with contextlib.suppress(ValueError, OSError):  # a limit the OS will not lower (e.g. RLIMIT_AS on macOS): reported by the judge
             resource.setrlimit(which, (value, value))
-        except (ValueError, OSError):
-            pass  # a limit the OS will not lower (e.g. RLIMIT_AS on macOS): reported by the judge
     uid = cfg.get("uid")
     if uid is not None and os.getuid() == 0:
         os.setgroups([])
@@ -317,7 +316,8 @@ def _error(exc: BaseException, submission_dir: str) -> dict:
     out = {"type": type(exc).__name__[:200], "message": message, "traceback": "",
            "bases": [c.__name__ for c in type(exc).__mro__][:12],
            "errno": exc.errno if isinstance(exc, OSError) and isinstance(exc.errno, int) else None}
-    try:
+    # A best effort: the type and message are what matter (a student's exception may break anything).
+    with contextlib.suppress(BaseException):
         last = collections.deque(maxlen=TRACEBACK_FRAMES)
         total = 0
         for frame, lineno in traceback.walk_tb(exc.__traceback__):
@@ -330,8 +330,6 @@ def _error(exc: BaseException, submission_dir: str) -> dict:
         lines += traceback.StackSummary.extract(iter(last), limit=TRACEBACK_FRAMES).format()
         lines.append(f"{out['type']}: {message}\n")
         out["traceback"] = "".join(lines)[-4000:]
-    except BaseException:  # noqa: BLE001 - a best effort; the type and message are what matter
-        pass
     return out
 
 
@@ -427,10 +425,8 @@ def main(argv: list[str]) -> int:
 
 def _flush_quietly() -> None:
     """Flush the student's stdout; a replaced or broken sys.stdout is the student's business."""
-    try:
+    with contextlib.suppress(BaseException):  # noqa: BLE001
         sys.stdout.flush()
-    except BaseException:  # noqa: BLE001
-        pass
 
 
 if __name__ == "__main__":
