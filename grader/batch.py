@@ -2,8 +2,8 @@
 
 Flow: :func:`run` finds the students (:mod:`grader.submissions`), skips those already in
 the gradebook when resuming, and hands the rest to a pool of judge processes. Each worker
-imports torch once (the expensive part) and grades many submissions
-(:func:`_grade_one`): unpack or copy into a private temp folder, grade in a sandbox running
+imports torch and opens one :class:`~grader.judge.Judge` (a pytest session) once, and grades
+many submissions with it (:func:`_grade_one`): unpack or copy into a private temp folder, grade in a sandbox running
 as the worker's own unprivileged uid, write the JSON, Gradescope JSON and HTML report
 atomically. The parent records each grade in the SQLite gradebook the moment it arrives,
 then writes ``grades.csv`` and the class overview.
@@ -52,6 +52,7 @@ class Task:
 
 # ------------------------------------------------------------------------------ worker side
 _uid = BASE_UID
+_judges: dict[str, judge.Judge] = {}  # this worker's open pytest session per exercise
 
 
 def _init_worker(counter) -> None:
@@ -99,7 +100,9 @@ def _grade_one(task: Task) -> tuple[str, str, dict | None, str]:
         except RefusedSubmission as exc:
             return task.student, "refused", None, str(exc)
         try:
-            result = judge.grade(exercise, folder, seed=task.seed, uid=_uid, budget=task.budget)
+            if exercise.name not in _judges:
+                _judges[exercise.name] = judge.Judge(exercise)
+            result = _judges[exercise.name].grade(folder, seed=task.seed, uid=_uid, budget=task.budget)
         except Exception:  # noqa: BLE001 - a grader crash is recorded, never the student's zero
             return task.student, "grader_error", None, traceback.format_exc(limit=5)[-2000:]
     result.submission = task.student

@@ -1,14 +1,18 @@
-"""Grade one submission: start its sandbox, run the exercise's tests under pytest, collect.
+"""Grade submissions: start each one's sandbox, run the exercise's tests under pytest, collect.
 
 The judge is the trusted process: it imports torch (inside the tests) and computes every
 expected value itself. The student's code only runs in the :class:`~grader.sandbox.Sandbox`.
+
+A :class:`Judge` keeps one pytest session per exercise open in a background thread, so
+configuring pytest and collecting the checks (about 50 ms) happens once, however many
+submissions it grades (``grader batch``, ``check-solutions``); :func:`grade` is the one-off form.
 """
 from __future__ import annotations
 
-import contextlib
-import io
+import queue
 import secrets
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,7 +20,7 @@ import click
 import pytest
 
 from .exercises import Exercise, course_root
-from .plugin import GradingPlugin
+from .plugin import GradingPlugin, Job
 from .results import CheckResult, SubmissionResult
 from .sandbox import Sandbox
 
@@ -26,80 +30,132 @@ def new_seed() -> int:
     return secrets.randbelow(2**31)
 
 
-def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, uid: int = 61000,
-          use_bubblewrap: bool | None = None, budget: float | None = None,
-          quick: bool = False) -> SubmissionResult:
-    """Grade ``submission`` (a folder) on ``exercise``.
+class Judge:
+    """A pytest session over one exercise's checks that grades submissions one after another.
+
+    pytest runs in a background thread (its ``pytest_runtestloop`` is
+    :meth:`GradingPlugin.pytest_runtestloop`, fed from a queue); :meth:`grade` hands it a
+    submission and waits. Use as a context manager, or call :meth:`close`.
 
     Args:
         exercise: the exercise spec.
-        submission: the student's folder holding the exercise's files.
-        seed: seed for every randomised check; a fresh one when None (recorded either way).
-        uid: unprivileged uid the sandbox runs as when the grader is root.
-        use_bubblewrap: force (True) or forbid (False) bubblewrap; None uses it when it works.
-        budget: wall seconds the submission's code may use in total (None: per-call limits only).
-        quick: leave out the checks marked ``slow`` (e.g. exercise 4's re-training); the result
-            says so in its notes.
-
-    Returns:
-        The result; never raises because of the submission. A failure of the grader
-        itself shows up as a check with status ``error``.
-
-    Raises:
-        click.ClickException: ``submission`` is not a folder (a usage error).
+        quick: leave out the checks marked ``slow`` (e.g. exercise 4's re-training); each
+            result says so in its notes.
     """
-    submission = Path(submission)
-    if not submission.is_dir():
-        raise click.ClickException(
-            f"submission folder {submission} does not exist; pass the folder that holds "
-            f"{', '.join(exercise.files)}")
-    seed = new_seed() if seed is None else int(seed)
-    started = time.monotonic()
-    result = SubmissionResult(exercise=exercise.name, submission=str(submission), seed=seed)
-    if not exercise.has_hidden_tests:
-        result.notes.append("Hidden tests are not available here: graded on the public checks only; "
-                            "your final grade also includes hidden checks.")
-    root = str(course_root())
-    if root not in sys.path:
-        sys.path.insert(0, root)  # tests import their helpers as exercises.<name>.tests.<module>
-    with Sandbox(exercise, submission, uid=uid, use_bubblewrap=use_bubblewrap, budget=budget) as sandbox:
-        sandbox.prestart()  # the worker starts while pytest collects the checks
-        plugin = GradingPlugin(exercise, sandbox, submission, seed)
-        args = [str(d) for d in exercise.test_dirs] + [
+
+    def __init__(self, exercise: Exercise, *, quick: bool = False):
+        self.exercise = exercise
+        self.exit_code: int | None = None
+        self._crash = ""  # an exception that ended the session, if any
+        self._requests: queue.Queue[Job | None] = queue.Queue()
+        self._plugin = GradingPlugin(exercise, iter(self._requests.get, None))
+        root = str(course_root())
+        if root not in sys.path:
+            sys.path.insert(0, root)  # tests import their helpers as exercises.<name>.tests.<module>
+        self._args = [str(d) for d in exercise.test_dirs] + [
             # Plugins a grading run does not use; unraisableexception alone costs two gc.collect().
             "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:logging",
             "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:doctest",
             "-p", "no:junitxml", "-p", "no:pastebin", "-p", "no:stepwise", "-p", "no:legacypath",
-            # Checks fail with CheckFailure, so pytest's assertion rewriting (a recompile of every
-            # test module on every run) buys nothing here.
+            "-p", "no:faulthandler",
+            # The session outlives any one check and shares the process: pytest must not swap the
+            # process's stdout/stderr (the checks print nothing; student output is the sandbox's).
+            "--capture=no",
+            # Checks fail with CheckFailure, so pytest's assertion rewriting buys nothing here.
             "--assert=plain",
             "--import-mode=importlib", f"--rootdir={root}", "-o", "addopts=", "-o", "testpaths=",
             "-W", "ignore::DeprecationWarning",
-        ]
-        if quick:
-            args += ["-m", "not slow"]
-        sink = io.StringIO()
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            exit_code = pytest.main(args, plugins=[plugin])
-        result.checks = plugin.checks
-        if plugin.deselected:
-            result.notes.append(f"Quick run: {plugin.deselected} slow check(s) were left out, so this is not "
-                                "the full score.")
+        ] + (["-m", "not slow"] if quick else [])
+        self._thread = threading.Thread(target=self._serve, name=f"judge-{exercise.name}", daemon=True)
+        self._thread.start()  # pytest collects while the caller prepares the first submission
+
+    def _serve(self) -> None:
+        try:
+            self.exit_code = int(pytest.main(self._args, plugins=[self._plugin]))
+        except BaseException as exc:  # noqa: BLE001 - reported by grade() as a grader error
+            self.exit_code = -1
+            self._crash = f"{type(exc).__name__}: {exc}"
+
+    def __enter__(self) -> "Judge":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the pytest session (waits for a grading in progress)."""
+        if self._thread.is_alive():
+            self._requests.put(None)
+            self._thread.join()
+
+    def grade(self, submission: Path, *, seed: int | None = None, uid: int = 61000,
+              use_bubblewrap: bool | None = None, budget: float | None = None) -> SubmissionResult:
+        """Grade ``submission`` (a folder).
+
+        Args:
+            submission: the student's folder holding the exercise's files.
+            seed: seed for every randomised check; a fresh one when None (recorded either way).
+            uid: unprivileged uid the sandbox runs as when the grader is root.
+            use_bubblewrap: force (True) or forbid (False) bubblewrap; None uses it when it works.
+            budget: wall seconds the submission's code may use in total (None: per-call limits only).
+
+        Returns:
+            The result; never raises because of the submission. A failure of the grader
+            itself shows up as a check with status ``error``.
+
+        Raises:
+            click.ClickException: ``submission`` is not a folder (a usage error).
+        """
+        exercise = self.exercise
+        submission = Path(submission)
+        if not submission.is_dir():
+            raise click.ClickException(
+                f"submission folder {submission} does not exist; pass the folder that holds "
+                f"{', '.join(exercise.files)}")
+        seed = new_seed() if seed is None else int(seed)
+        started = time.monotonic()
+        result = SubmissionResult(exercise=exercise.name, submission=str(submission), seed=seed)
+        if not exercise.has_hidden_tests:
+            result.notes.append("Hidden tests are not available here: graded on the public checks only; "
+                                "your final grade also includes hidden checks.")
+        with Sandbox(exercise, submission, uid=uid, use_bubblewrap=use_bubblewrap, budget=budget) as sandbox:
+            sandbox.prestart()  # the worker starts while the session finishes collecting or the last job
+            job = Job(sandbox, submission, seed)
+            if self._thread.is_alive():
+                self._requests.put(job)
+                while not job.done.wait(0.5) and self._thread.is_alive():
+                    pass
+            result.checks = list(job.checks)
+            result.output = sandbox.output
+            result.isolation = sandbox.isolation
+        if self._plugin.deselected:
+            result.notes.append(f"Quick run: {self._plugin.deselected} slow check(s) were left out, so this is "
+                                "not the full score.")
         for check in result.checks:  # a check may ask for a person to look (e.g. a borderline essay)
             reasons = check.details.get("needs_review")
             if reasons:
                 result.needs_review.extend([reasons] if isinstance(reasons, str) else list(reasons))
-        for error in plugin.collection_errors:
+        for error in self._plugin.collection_errors:
             result.checks.append(CheckResult(
                 name="collection", description="the exercise's tests load", max_points=0, status="error",
                 feedback="the grader could not load its own tests; this is not your fault, please tell "
                          "the course staff", details={"traceback": error}))
-        if exit_code not in (0, 1) and not result.checks:
+        if not job.done.is_set():
             result.checks.append(CheckResult(
                 name="pytest", description="the grader runs", max_points=0, status="error",
-                feedback=f"pytest ended with exit code {int(exit_code)}; please tell the course staff",
-                details={"traceback": sink.getvalue()[-4000:]}))
-        result.output = sandbox.output
-        result.isolation = sandbox.isolation
-    result.duration = round(time.monotonic() - started, 3)
-    return result
+                feedback=f"the grader's pytest session ended (exit code {self.exit_code}"
+                         f"{': ' + self._crash if self._crash else '; its message is on the grader’s stderr'}); "
+                         "this is not your fault, please tell the course staff"))
+        result.duration = round(time.monotonic() - started, 3)
+        return result
+
+
+def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, uid: int = 61000,
+          use_bubblewrap: bool | None = None, budget: float | None = None,
+          quick: bool = False) -> SubmissionResult:
+    """Grade one ``submission`` (a folder) on ``exercise`` in a session of its own.
+
+    Same arguments, result and errors as :meth:`Judge` plus :meth:`Judge.grade`.
+    """
+    with Judge(exercise, quick=quick) as judge:
+        return judge.grade(submission, seed=seed, uid=uid, use_bubblewrap=use_bubblewrap, budget=budget)

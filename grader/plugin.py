@@ -14,11 +14,18 @@ Following pytest-json-report, a ``pytest_runtest_makereport`` hookwrapper builds
 *skipped*, not failed (check50's habit). Failures carry structure through
 :class:`CheckFailure`; any other exception raised by the test code itself is a grader
 error, never the student's fault.
+
+One pytest session can grade many submissions (see :class:`grader.judge.Judge`): the plugin's
+``pytest_runtestloop`` takes :class:`Job` after :class:`Job` and runs every collected check
+against each, so pytest configures and collects once per process, not once per submission.
 """
 from __future__ import annotations
 
 import sys
+import threading
 import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -82,27 +89,43 @@ def _describe(item) -> str:
     return f"{text.rstrip('.')} ({callspec.id})." if callspec is not None else text
 
 
+@dataclass
+class Job:
+    """One submission for a grading session: its sandbox, folder and seed; the session fills
+    in :attr:`checks` and sets :attr:`done` when every check has run."""
+
+    sandbox: Sandbox
+    submission: Path
+    seed: int
+    checks: list[CheckResult] = field(default_factory=list)
+    done: threading.Event = field(default_factory=threading.Event)
+
+
 class GradingPlugin:
-    """Collects one :class:`CheckResult` per test item of one grading run.
+    """Runs the collected checks against each :class:`Job` in turn; one :class:`CheckResult` per
+    test item and job.
 
     Args:
         exercise: the exercise being graded.
-        sandbox: where the student's code runs.
-        submission: the student's folder.
-        seed: the run's seed; each check draws from ``(seed, check name)``.
+        jobs: the submissions to grade, in order: a list, or an iterator that blocks until the
+            next one arrives (:class:`grader.judge.Judge`). Each check draws its random inputs
+            from ``(job.seed, check name)``.
     """
 
-    def __init__(self, exercise: Exercise, sandbox: Sandbox, submission: Path, seed: int):
+    def __init__(self, exercise: Exercise, jobs: Iterable[Job]):
         # Underscored: pytest scans a plugin's attributes for fixtures of the same names.
         self._exercise = exercise
-        self._sandbox = sandbox
-        self._submission = Path(submission)
-        self._seed = seed
-        self.checks: list[CheckResult] = []
+        self._jobs = jobs
+        self._job: Job | None = None
         self.collection_errors: list[str] = []
         self.deselected = 0
         self._by_function: dict[str, list[str]] = {}
         self._titles: dict[str, str] = {}  # test function -> its sentence, for skip reasons
+
+    @property
+    def checks(self) -> list[CheckResult]:
+        """The checks of the job being graded, or of the last one."""
+        return self._job.checks if self._job is not None else []
 
     # ------------------------------------------------------------------ pytest hooks
     def pytest_configure(self, config):
@@ -115,7 +138,7 @@ class GradingPlugin:
 
     @pytest.fixture
     def submission(self) -> SubmissionProxy:
-        return SubmissionProxy(self._sandbox, self._submission)
+        return SubmissionProxy(self._job.sandbox, self._job.submission)
 
     @pytest.fixture
     def exercise(self) -> Exercise:
@@ -124,13 +147,32 @@ class GradingPlugin:
     @pytest.fixture
     def rng(self, request) -> np.random.Generator:
         """A NumPy generator seeded by the run's seed and the check's name (order-independent)."""
-        return np.random.default_rng([self._seed, zlib.crc32(request.node.name.encode())])
+        return np.random.default_rng([self._job.seed, zlib.crc32(request.node.name.encode())])
 
     def pytest_collection_finish(self, session):
         # The judge's tensors are tiny: one thread is 3-4x faster than several on a busy machine.
         torch = sys.modules.get("torch")
         if torch is not None:
             torch.set_num_threads(1)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        """Grade each job with every collected check; replaces pytest's own loop (which runs the
+        items once). Teardown after each job's last item (``nextitem=None``) ends every fixture,
+        module-scoped ones included, so nothing carries over from one submission to the next.
+        Collection errors do not stop the loop: the checks that did load still run."""
+        items = session.items
+        for job in self._jobs:
+            self._job = job
+            self._by_function, self._titles = {}, {}
+            try:
+                for i, item in enumerate(items):
+                    item.user_properties = []  # filled by the check; a fresh list for each job
+                    nextitem = items[i + 1] if i + 1 < len(items) else None
+                    item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            finally:
+                job.done.set()
+        return True
 
     def pytest_deselected(self, items):
         self.deselected += len(items)
@@ -208,7 +250,7 @@ class GradingPlugin:
             check.feedback = (f"the grader itself failed on this check ({type(exc).__name__}: {exc}); "
                               "this is not your fault, please tell the course staff")
             check.details["traceback"] = report.longreprtext[-4000:]
-        self.checks.append(check)
+        self._job.checks.append(check)
         self._by_function.setdefault(item.originalname, []).append(check.status)
         self._titles.setdefault(item.originalname, _first_paragraph(getattr(item.function, "__doc__", None))
                                 or item.originalname)

@@ -12,7 +12,7 @@ import pytest
 
 from grader import exercises, judge
 from grader.exercises import Exercise
-from grader.plugin import GradingPlugin
+from grader.plugin import GradingPlugin, Job
 from grader.sandbox import SubmissionError
 
 pytest_plugins = ["pytester"]
@@ -50,7 +50,7 @@ def run(pytester, source, *args, seed=1, sandbox=None, files=None):
         pytester.makepyfile(test_checks=textwrap.dedent(source))
     exercise = Exercise(name="fake", root=pytester.path, title="Fake", files=("student.py",), module="student")
     sandbox = sandbox or FakeSandbox(double=lambda x: 2 * x, boom=_boom)
-    plugin = GradingPlugin(exercise, sandbox, pytester.path, seed)
+    plugin = GradingPlugin(exercise, [Job(sandbox, pytester.path, seed)])
     outcome = pytester.runpytest("-p", "no:cacheprovider", *args, plugins=[plugin])
     return plugin, outcome
 
@@ -156,6 +156,61 @@ def test_depends_skips_with_a_reason_instead_of_failing(pytester):
     assert sum(c.points for c in plugin.checks) == 5
     assert sum(c.max_points for c in plugin.checks) == 12
     outcome.assert_outcomes(passed=4, failed=2, skipped=3)
+
+
+# ---------------------------------------------------------------- one session, many submissions
+def test_one_session_grades_each_job_afresh(pytester):
+    """Dependencies, user properties and module fixtures start over for every job."""
+    pytester.makepyfile(test_checks=textwrap.dedent('''
+        import pytest
+
+        SETUPS = []
+
+        @pytest.fixture(scope="module")
+        def shared():
+            SETUPS.append(1)
+            return len(SETUPS)
+
+        @pytest.mark.check(points=1)
+        def test_double(submission, shared, request):
+            """double works."""
+            request.node.user_properties.append(("feedback", f"module fixture made {shared} time(s)"))
+            assert submission.double(3) == 6, "double(3) is not 6"
+
+        @pytest.mark.check(points=2, depends=["test_double"])
+        def test_after(submission):
+            """runs after double."""
+            assert submission.double(0) == 0
+    '''))
+    exercise = Exercise(name="fake", root=pytester.path, title="Fake", files=("student.py",), module="student")
+    jobs = [Job(FakeSandbox(double=lambda x: 2 * x), pytester.path, 1),
+            Job(FakeSandbox(double=lambda x: x + 1), pytester.path, 2),
+            Job(FakeSandbox(double=lambda x: 2 * x), pytester.path, 3)]
+    plugin = GradingPlugin(exercise, jobs)
+    pytester.runpytest("-p", "no:cacheprovider", plugins=[plugin])
+    statuses = [[(c.name, c.status) for c in job.checks] for job in jobs]
+    assert statuses[0] == [("test_double", "passed"), ("test_after", "passed")]
+    assert statuses[1] == [("test_double", "failed"), ("test_after", "skipped")]
+    assert statuses[2] == statuses[0]  # the failure of job 2 does not carry over
+    assert [job.checks[0].feedback for job in (jobs[0], jobs[2])] == [
+        "module fixture made 1 time(s)", "module fixture made 3 time(s)"]
+    assert all(job.done.is_set() for job in jobs)
+
+
+def test_judge_session_grades_like_separate_runs(fake_course, tmp_path):
+    exercise = exercises.load("fake")
+    wrong = tmp_path / "bob"
+    wrong.mkdir()
+    (wrong / "student.py").write_text("def double(x):\n    return x + 1\n\ndef broken():\n    return 1\n")
+    with judge.Judge(exercise) as session:
+        together = [session.grade(folder, seed=5) for folder in (fake_course, wrong, fake_course)]
+    alone = [judge.grade(exercise, folder, seed=5) for folder in (fake_course, wrong)]
+    views = [[(c.name, c.status, c.feedback) for c in r.checks] for r in together + alone]
+    assert views[0] == views[2] == views[3]
+    assert views[1] == views[4]
+    # alice: double passes (2), broken fails, the hidden check is skipped; bob the other way round.
+    assert [[c.status for c in r.checks] for r in together[:2]] == [
+        ["passed", "failed", "skipped"], ["failed", "passed", "passed"]]
 
 
 # ---------------------------------------------------------------- failures and errors
@@ -400,3 +455,14 @@ def test_judge_grades_a_fake_exercise_end_to_end(fake_course):
     again = judge.grade(exercise, fake_course, seed=11)
     assert [(c.name, c.status, c.feedback) for c in again.checks] == [
         (c.name, c.status, c.feedback) for c in result.checks]
+
+
+def test_a_session_that_cannot_start_is_a_grader_error_for_every_submission(fake_course, tmp_path):
+    conftest = tmp_path / "course" / "exercises" / "fake" / "tests" / "public" / "conftest.py"
+    conftest.write_text("raise RuntimeError('the course broke its conftest')\n")
+    with judge.Judge(exercises.load("fake")) as session:
+        results = [session.grade(fake_course, seed=1) for _ in range(2)]
+    for result in results:
+        (check,) = result.grader_errors
+        assert check.name == "pytest" and "not your fault" in check.feedback
+        assert result.score == 0
