@@ -93,8 +93,12 @@ def diagnose(got: np.ndarray, expected: np.ndarray, mistakes: dict[str, Mistake]
     return best
 
 
-def _error_map(err: np.ndarray) -> dict:
-    """2-D |error| for the heat map: (token, feature) of the batch element with the worst error."""
+def _error_map(err: np.ndarray, what: str) -> dict:
+    """2-D |error| for the heat map: (token, feature) of the batch element with the worst error.
+
+    ``error_map_of`` names the student's function (from ``what``, e.g. ``"softmax(x)"``): the
+    report draws one map per function, as the checks of one function show the same mistake.
+    """
     grid = err
     axes = ["token", "feature"]
     if grid.ndim == 0:  # a scalar result (e.g. a parameter count): a 1 x 1 map
@@ -108,7 +112,8 @@ def _error_map(err: np.ndarray) -> dict:
             axes = [f"token (batch {b})", "feature"]
         grid = grid[b]
     grid = grid[: MAX_MAP[0], : MAX_MAP[1]]
-    return {"error_map": np.where(np.isfinite(grid), grid, np.nan).tolist(), "error_map_axes": axes}
+    return {"error_map": np.where(np.isfinite(grid), grid, np.nan).tolist(), "error_map_axes": axes,
+            "error_map_of": what.split("(")[0].strip()}
 
 
 def layout_diagnosis(got, shape: tuple[int, ...]) -> str:
@@ -168,7 +173,7 @@ def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
         raise CheckFailure(
             f"{what} returned {bad} NaN or infinite value(s) out of {got.size} where the expected "
             f"values are all finite (largest input magnitude matters here).",
-            diagnose(got, expected, mistakes, atol), _error_map(np.where(finite, err, np.inf)),
+            diagnose(got, expected, mistakes, atol), _error_map(np.where(finite, err, np.inf), what),
         )
     max_err = float(err.max()) if err.size else 0.0
     if max_err <= atol:
@@ -178,5 +183,5 @@ def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
         f"{what}: max abs error {max_err:.3g} (allowed {atol:g}) at index {tuple(int(i) for i in worst)}: "
         f"expected {expected[worst]:.8g}, got {got[worst]:.8g}; "
         f"{int((err > atol).sum())} of {err.size} values are off.",
-        diagnose(got, expected, mistakes, atol), _error_map(err),
+        diagnose(got, expected, mistakes, atol), _error_map(err, what),
     )

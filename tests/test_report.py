@@ -38,6 +38,23 @@ def test_html_report_shows_score_checks_and_escapes_student_output(tmp_path):
     assert "<script>alert" not in html and "&lt;script&gt;" in html
 
 
+def test_one_heat_map_per_failing_function_of_the_student():
+    def failing(name, function):
+        return CheckResult(name, f"{function} matches torch.", 1, "failed", feedback="max abs error 1",
+                           details={"error_map": [[0.0, 1.0]], "error_map_axes": ["token", "feature"],
+                                    "error_map_of": function})
+
+    result = SubmissionResult(exercise="exercise3", submission="s", seed=1, checks=[
+        failing("test_mha_parity[a]", "multi_head_attention"), failing("test_mha_parity[b]", "multi_head_attention"),
+        failing("test_mha_large_inputs", "multi_head_attention"), failing("test_softmax_small", "softmax")])
+    html = report.render_html(result)
+    # Four failing checks of two functions: two maps, each at the function's first failing check.
+    assert html.count("data:image/png;base64,") == 2
+    first_mha, softmax = html.index('id="test_mha_parity[a]"'), html.index('id="test_softmax_small"')
+    assert html.index("data:image/png", first_mha) < html.index('id="test_mha_parity[b]"')
+    assert html.index("data:image/png", softmax) > softmax
+
+
 def test_terminal_summary_names_the_mistake_and_folds_passed_checks():
     text = report.terminal_summary(_result())
     assert "exercise3: 1 / 4 points" in text
