@@ -381,6 +381,7 @@ def main(argv: list[str]) -> int:
     _apply_limits(cfg)
     import faulthandler
 
+    sys.path.extend(d for d in cfg.get("site_packages", []) if d not in sys.path)  # run with -S (no site)
     import numpy  # noqa: F401  (imported before the submission can shadow it)
 
     for name in cfg.get("preload", []):  # e.g. torch for exercise 4: not part of the student's import time
