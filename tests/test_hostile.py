@@ -38,7 +38,7 @@ from grader.sandbox import Sandbox, SubmissionError, bubblewrap_works
 
 CASES = corpus.cases("exercise3", kind="hostile")
 SANDBOX_UID = 61000  # judge.grade's default, which grade3 uses
-#: Longer than any honest grading of one case (timeouts are 5 s per call); far shorter than the
+#: Longer than any honest grading of one case (timeouts are 2 s per call in exercise 3); far shorter than the
 #: 60 s a hanging grader would wait for setsid_grandchild's sleeping grandchildren.
 MAX_SECONDS = 30.0
 TIMES: dict[str, float] = {}
