@@ -134,8 +134,13 @@ class SubmissionResult:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything, for storage (batch results); inverse of :meth:`from_dict`."""
-        data = dataclasses.asdict(self)
+        """Everything, for storage (batch results); inverse of :meth:`from_dict`.
+
+        A shallow view for JSON or pickling: nested values (e.g. ``details``) are shared with
+        this result, not copied (``dataclasses.asdict`` deep-copied every heat map's grid).
+        """
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["checks"] = [{f.name: getattr(c, f.name) for f in dataclasses.fields(c)} for c in self.checks]
         data["score"] = self.score
         data["max_score"] = self.max_score
         return data
