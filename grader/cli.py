@@ -138,32 +138,40 @@ def check_solutions_command(seed, only):
     problems = []
     for name in names:
         ex = exercises.load(name)
-        for kind, folder, want_full in (("solution", ex.solution(), True), ("skeleton", ex.skeleton, False)):
-            if not folder.is_dir():
-                problems.append(f"{name}: no {kind} folder at {folder}")
-                continue
-            result = judge.grade(ex, folder, seed=seed)
-            ok = (result.score == result.max_score > 0) if want_full else result.score == 0
-            ok = ok and not result.grader_errors
-            mark = click.style("ok  ", fg="green") if ok else click.style("FAIL", fg="red")
-            click.echo(f"{mark} {name} {kind}: {result.score:g}/{result.max_score:g}")
-            if not ok:
-                bad = [c for c in result.checks if (c.status != "passed") == want_full or c.status == "error"]
-                for c in bad[:10]:
-                    click.echo(f"       {c.status}: {c.name}: {c.feedback}")
-                problems.append(f"{name} {kind}: {result.score:g}/{result.max_score:g}")
-        for case in corpus.cases(name):
-            result = judge.grade(ex, case.folder, seed=seed)
-            found = corpus.verify(case, result)
-            mark = click.style("ok  ", fg="green") if not found else click.style("FAIL", fg="red")
-            click.echo(f"{mark} {name} known mistake {case.name}: {result.score:g}/{result.max_score:g}")
-            for problem in found:
-                click.echo(f"       {problem}")
-            if found:
-                problems.append(f"{name} {case.name}: " + "; ".join(found))
+        with judge.Judge(ex) as session:  # one pytest session grades all of this exercise's folders
+            problems += _check_exercise(ex, session, seed)
     click.echo(f"seed {seed}")
     if problems:
         raise click.ClickException("; ".join(problems))
+
+
+def _check_exercise(ex: exercises.Exercise, session: judge.Judge, seed: int) -> list[str]:
+    """Grade ``ex``'s solution, skeleton and known mistakes; print a line each; return the problems."""
+    name, problems = ex.name, []
+    for kind, folder, want_full in (("solution", ex.solution(), True), ("skeleton", ex.skeleton, False)):
+        if not folder.is_dir():
+            problems.append(f"{name}: no {kind} folder at {folder}")
+            continue
+        result = session.grade(folder, seed=seed)
+        ok = (result.score == result.max_score > 0) if want_full else result.score == 0
+        ok = ok and not result.grader_errors
+        mark = click.style("ok  ", fg="green") if ok else click.style("FAIL", fg="red")
+        click.echo(f"{mark} {name} {kind}: {result.score:g}/{result.max_score:g}")
+        if not ok:
+            bad = [c for c in result.checks if (c.status != "passed") == want_full or c.status == "error"]
+            for c in bad[:10]:
+                click.echo(f"       {c.status}: {c.name}: {c.feedback}")
+            problems.append(f"{name} {kind}: {result.score:g}/{result.max_score:g}")
+    for case in corpus.cases(name):
+        result = session.grade(case.folder, seed=seed)
+        found = corpus.verify(case, result)
+        mark = click.style("ok  ", fg="green") if not found else click.style("FAIL", fg="red")
+        click.echo(f"{mark} {name} known mistake {case.name}: {result.score:g}/{result.max_score:g}")
+        for problem in found:
+            click.echo(f"       {problem}")
+        if found:
+            problems.append(f"{name} {case.name}: " + "; ".join(found))
+    return problems
 
 
 @click.command()

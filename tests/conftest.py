@@ -1,4 +1,9 @@
-"""Shared fixtures for the grader's own tests."""
+"""Shared fixtures for the grader's own tests.
+
+``gradeN`` grades a folder on exercise N with a fixed seed through one :class:`grader.judge.Judge`
+session per exercise (as ``grader batch`` does), so the corpus and hostile cases also test that
+nothing carries over from one submission to the next.
+"""
 from pathlib import Path
 
 import pytest
@@ -8,20 +13,28 @@ from grader import exercises
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _session_grader(name: str):
+    from grader import judge
+
+    session = judge.Judge(exercises.load(name))
+
+    def run(folder, seed=1234):
+        return session.grade(Path(folder), seed=seed)
+
+    return session, run
+
+
 @pytest.fixture(scope="session")
 def exercise3():
     return exercises.load("exercise3")
 
 
 @pytest.fixture(scope="session")
-def grade3(exercise3):
-    """Grade a folder on exercise 3 with a fixed seed, in this process (torch imported once)."""
-    from grader import judge
-
-    def run(folder, seed=1234):
-        return judge.grade(exercise3, Path(folder), seed=seed)
-
-    return run
+def grade3():
+    """Grade a folder on exercise 3 (torch imported and the checks collected once)."""
+    session, run = _session_grader("exercise3")
+    yield run
+    session.close()
 
 
 @pytest.fixture(scope="session")
@@ -30,14 +43,11 @@ def exercise2():
 
 
 @pytest.fixture(scope="session")
-def grade2(exercise2):
-    """Grade a folder on exercise 2 with a fixed seed, in this process (torch imported once)."""
-    from grader import judge
-
-    def run(folder, seed=1234):
-        return judge.grade(exercise2, Path(folder), seed=seed)
-
-    return run
+def grade2():
+    """Grade a folder on exercise 2 (torch imported and the checks collected once)."""
+    session, run = _session_grader("exercise2")
+    yield run
+    session.close()
 
 
 @pytest.fixture(scope="session")
@@ -46,11 +56,8 @@ def exercise1():
 
 
 @pytest.fixture(scope="session")
-def grade1(exercise1):
-    """Grade a folder on exercise 1 with a fixed seed, in this process (no sandbox: nothing runs)."""
-    from grader import judge
-
-    def run(folder, seed=1234):
-        return judge.grade(exercise1, Path(folder), seed=seed)
-
-    return run
+def grade1():
+    """Grade a folder on exercise 1 (no sandbox: nothing of the student's runs)."""
+    session, run = _session_grader("exercise1")
+    yield run
+    session.close()
