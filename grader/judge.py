@@ -45,10 +45,7 @@ class Judge:
 
     def __init__(self, exercise: Exercise, *, quick: bool = False):
         self.exercise = exercise
-        self.exit_code: int | None = None
-        self._crash = ""  # an exception that ended the session, if any
-        self._requests: queue.Queue[Job | None] = queue.Queue()
-        self._plugin = GradingPlugin(exercise, iter(self._requests.get, None))
+        self._closed = False
         root = str(course_root())
         if root not in sys.path:
             sys.path.insert(0, root)  # tests import their helpers as exercises.<name>.tests.<module>
@@ -57,17 +54,25 @@ class Judge:
             "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:logging",
             "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:doctest",
             "-p", "no:junitxml", "-p", "no:pastebin", "-p", "no:stepwise", "-p", "no:legacypath",
-            "-p", "no:faulthandler",
-            # The session outlives any one check and shares the process: pytest must not swap the
-            # process's stdout/stderr (the checks print nothing; student output is the sandbox's).
-            "--capture=no",
+            # The session outlives any one check and shares the process with its caller: pytest
+            # must not swap stdout/stderr or the warning filters process-wide (the checks print
+            # nothing; the student's output is the sandbox's).
+            "-p", "no:faulthandler", "-p", "no:warnings", "--capture=no",
             # Checks fail with CheckFailure, so pytest's assertion rewriting buys nothing here.
             "--assert=plain",
             "--import-mode=importlib", f"--rootdir={root}", "-o", "addopts=", "-o", "testpaths=",
-            "-W", "ignore::DeprecationWarning",
         ] + (["-m", "not slow"] if quick else [])
-        self._thread = threading.Thread(target=self._serve, name=f"judge-{exercise.name}", daemon=True)
-        self._thread.start()  # pytest collects while the caller prepares the first submission
+        self._start()
+
+    def _start(self) -> None:
+        """Start a pytest session in a background thread; it collects while the caller prepares
+        the first submission, then waits for jobs on :attr:`_requests`."""
+        self.exit_code: int | None = None
+        self._crash = ""  # an exception that ended the session, if any
+        self._requests: queue.Queue[Job | None] = queue.Queue()
+        self._plugin = GradingPlugin(self.exercise, iter(self._requests.get, None))
+        self._thread = threading.Thread(target=self._serve, name=f"judge-{self.exercise.name}", daemon=True)
+        self._thread.start()
 
     def _serve(self) -> None:
         try:
@@ -84,6 +89,7 @@ class Judge:
 
     def close(self) -> None:
         """End the pytest session (waits for a grading in progress)."""
+        self._closed = True
         if self._thread.is_alive():
             self._requests.put(None)
             self._thread.join()
@@ -105,7 +111,11 @@ class Judge:
 
         Raises:
             click.ClickException: ``submission`` is not a folder (a usage error).
+            RuntimeError: the judge was closed.
+            KeyboardInterrupt: passed on after stopping the submission's code and the checks.
         """
+        if self._closed:
+            raise RuntimeError("this Judge is closed; make a new one to grade more submissions")
         exercise = self.exercise
         submission = Path(submission)
         if not submission.is_dir():
@@ -118,13 +128,22 @@ class Judge:
         if not exercise.has_hidden_tests:
             result.notes.append("Hidden tests are not available here: graded on the public checks only; "
                                 "your final grade also includes hidden checks.")
+        if not self._thread.is_alive() and self._plugin.serving:
+            # The session died in the middle of a job (an internal error): start a new one. A session
+            # that never got as far as grading (e.g. a broken conftest) is not retried.
+            self._start()
         with Sandbox(exercise, submission, uid=uid, use_bubblewrap=use_bubblewrap, budget=budget) as sandbox:
-            sandbox.prestart()  # the worker starts while the session finishes collecting or the last job
+            sandbox.prestart()  # Python and NumPy start while the session takes the job
             job = Job(sandbox, submission, seed)
-            if self._thread.is_alive():
-                self._requests.put(job)
+            self._requests.put(job)
+            try:
                 while not job.done.wait(0.5) and self._thread.is_alive():
                     pass
+            except BaseException:  # Ctrl-C: stop the student's code, skip the remaining checks
+                job.cancelled.set()
+                sandbox.close()
+                job.done.wait()
+                raise
             result.checks = list(job.checks)
             result.output = sandbox.output
             result.isolation = sandbox.isolation
@@ -140,12 +159,14 @@ class Judge:
                 name="collection", description="the exercise's tests load", max_points=0, status="error",
                 feedback="the grader could not load its own tests; this is not your fault, please tell "
                          "the course staff", details={"traceback": error}))
-        if not job.done.is_set():
+        if job.error or not job.done.is_set():
+            self._thread.join(timeout=10)  # pytest is ending the session: wait for its exit code
             result.checks.append(CheckResult(
                 name="pytest", description="the grader runs", max_points=0, status="error",
                 feedback=f"the grader's pytest session ended (exit code {self.exit_code}"
                          f"{': ' + self._crash if self._crash else '; its message is on the grader’s stderr'}); "
-                         "this is not your fault, please tell the course staff"))
+                         "this is not your fault, please tell the course staff",
+                details={"traceback": job.error} if job.error else {}))
         result.duration = round(time.monotonic() - started, 3)
         return result
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import traceback
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -91,14 +92,20 @@ def _describe(item) -> str:
 
 @dataclass
 class Job:
-    """One submission for a grading session: its sandbox, folder and seed; the session fills
-    in :attr:`checks` and sets :attr:`done` when every check has run."""
+    """One submission for a grading session: its sandbox, folder and seed.
+
+    The session fills in :attr:`checks` and sets :attr:`done` when it is finished with the job:
+    every check ran, or :attr:`cancelled` was set (the checks not yet run are skipped), or the
+    session failed, with the traceback in :attr:`error`.
+    """
 
     sandbox: Sandbox
     submission: Path
     seed: int
     checks: list[CheckResult] = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    error: str = ""
 
 
 class GradingPlugin:
@@ -119,6 +126,7 @@ class GradingPlugin:
         self._job: Job | None = None
         self.collection_errors: list[str] = []
         self.deselected = 0
+        self.serving = False  # True once collection is over and jobs are being taken
         self._by_function: dict[str, list[str]] = {}
         self._titles: dict[str, str] = {}  # test function -> its sentence, for skip reasons
 
@@ -162,6 +170,7 @@ class GradingPlugin:
         module-scoped ones included, so nothing carries over from one submission to the next.
         Collection errors do not stop the loop: the checks that did load still run."""
         items = session.items
+        self.serving = True
         for job in self._jobs:
             self._job = job
             self._by_function, self._titles = {}, {}
@@ -170,6 +179,11 @@ class GradingPlugin:
                     item.user_properties = []  # filled by the check; a fresh list for each job
                     nextitem = items[i + 1] if i + 1 < len(items) else None
                     item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            except BaseException:
+                # Fixtures are now in an unknown state: this session ends (pytest reports an
+                # internal error) and the judge starts a new one for the next submission.
+                job.error = traceback.format_exc()[-4000:]
+                raise
             finally:
                 job.done.set()
         return True
@@ -182,6 +196,8 @@ class GradingPlugin:
             self.collection_errors.append(f"{report.nodeid}: {report.longreprtext[-2000:]}")
 
     def pytest_runtest_setup(self, item):
+        if self._job.cancelled.is_set():  # still run through the protocol, so fixtures end as usual
+            pytest.skip("not checked: grading was stopped")
         marker = item.get_closest_marker("check")
         depends = marker.kwargs.get("depends", ()) if marker else ()
         for name in depends:

@@ -58,7 +58,8 @@ class SubmissionError(Exception):
     """Student code failed: raised, timed out, crashed or sent something unusable.
 
     Attributes:
-        kind: ``exception``, ``timeout``, ``crash``, ``load``, ``missing`` or ``protocol``.
+        kind: ``exception``, ``timeout``, ``crash``, ``load``, ``missing``, ``protocol`` or
+            ``stopped`` (the sandbox was closed, e.g. on Ctrl-C).
         message: one or two sentences for the student.
         traceback: the student's own frames, when there are any.
     """
@@ -290,6 +291,7 @@ class Sandbox:
         self.load_error: SubmissionError | None = None
         self.start_error: RuntimeError | None = None  # the worker could not start: not retried
         self.timeouts: dict[str, int] = {}
+        self.closed = False
         self.calls = 0
         self.ready = self.loaded = False  # the worker said it is ready; the submission is imported
         self.budget = budget
@@ -316,7 +318,8 @@ class Sandbox:
     def prestart(self) -> None:
         """Start the worker now without waiting, so its Python and NumPy start-up overlaps
         the judge's own work (pytest collecting the checks). Optional; calls wait for it."""
-        if self.proc is None and self.exercise.module and self.load_error is None and self.start_error is None \
+        if self.proc is None and not self.closed and self.exercise.module and self.load_error is None \
+                and self.start_error is None \
                 and (self.submission / f"{self.exercise.module}.py").is_file():
             self._spawn()
 
@@ -400,7 +403,9 @@ class Sandbox:
             self.workdir = None
 
     def close(self) -> None:
-        """Stop the worker and delete its temp folder."""
+        """Stop the worker and delete its temp folder, for good: a later call (e.g. from a check
+        still running in another thread after Ctrl-C) fails at once instead of starting a worker."""
+        self.closed = True
         self._stop()
 
     @property
@@ -539,6 +544,8 @@ class Sandbox:
         }
 
     def _ensure_loaded(self) -> None:
+        if self.closed:
+            raise SubmissionError("stopped", "not run: grading was stopped before this call.")
         if self.load_error is not None:
             raise self.load_error
         if self.start_error is not None:

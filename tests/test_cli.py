@@ -2,6 +2,11 @@
 and the course-CI command check-solutions."""
 import inspect
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 import tomllib
 
 import pytest
@@ -183,3 +188,22 @@ def test_check_solutions_fails_when_a_solution_is_missing(tmp_path, monkeypatch)
 def test_check_solutions_unknown_exercise():
     result = CliRunner().invoke(main, ["check-solutions", "--exercise", "nosuch"])
     assert result.exit_code == 1 and "unknown exercise 'nosuch'" in result.output
+
+
+def test_ctrl_c_stops_the_students_code_at_once_and_leaves_nothing_behind(tmp_path):
+    """SIGINT while an infinite loop runs: exit within seconds, no sandbox folder or process left."""
+    cmd = [sys.executable, "-m", "grader", "grade", "exercise3", "--submission",
+           str(ROOT / "tests" / "hostile" / "exercise3" / "infinite_loop"), "--report", str(tmp_path / "r.html")]
+    proc = subprocess.Popen(cmd, env=dict(os.environ, TMPDIR=str(tmp_path)), cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("grader-sandbox-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.8)  # inside the student's loop (its call may take 2 s)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 5, out.decode()
+    assert proc.returncode != 0 and b"Aborted" in out
+    assert list(tmp_path.glob("grader-sandbox-*")) == []

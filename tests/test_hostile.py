@@ -338,3 +338,15 @@ def test_named_pipes_in_the_submission_folder_are_skipped(grade3, tmp_path):
     assert [f"{c.name}: {c.feedback}" for c in result.checks if c.status != "passed"] == []
     assert result.score == result.max_score
     assert time.monotonic() - started < MAX_SECONDS
+
+
+def test_a_closed_sandbox_never_starts_a_worker_again(exercise3):
+    """After Ctrl-C the judge closes the sandbox while a check may still be running in the session's
+    thread: that check's next call must fail at once, not start a fresh worker on a new temp copy."""
+    with Sandbox(exercise3, ROOT / "solutions" / "exercise3", use_bubblewrap=False) as sandbox:
+        assert sandbox.has_function("softmax")
+        sandbox.close()
+        with pytest.raises(SubmissionError) as info:
+            sandbox.call("softmax", np.zeros(3))
+        assert info.value.kind == "stopped" and "stopped" in info.value.message
+        assert sandbox.proc is None and sandbox.workdir is None

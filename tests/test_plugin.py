@@ -466,3 +466,54 @@ def test_a_session_that_cannot_start_is_a_grader_error_for_every_submission(fake
         (check,) = result.grader_errors
         assert check.name == "pytest" and "not your fault" in check.feedback
         assert result.score == 0
+
+
+CRASHING_CHECK = '''\
+import pytest
+
+
+@pytest.mark.check(points=1)
+def test_grader_bug_on_some_submissions(submission):
+    """A check with a bug that ends pytest itself on submissions holding a file CRASH."""
+    if (submission.path / "CRASH").exists():
+        pytest.exit("a grader bug")
+'''
+
+
+def test_a_session_that_dies_mid_job_is_a_grader_error_and_the_next_submission_gets_a_new_one(
+        fake_course, tmp_path):
+    hidden = tmp_path / "course" / "exercises" / "fake" / "tests" / "hidden"
+    (hidden / "test_zz_crash.py").write_text(CRASHING_CHECK)
+    crashing = tmp_path / "crashing"
+    crashing.mkdir()
+    (crashing / "student.py").write_text(FAKE_SUBMISSION)
+    (crashing / "CRASH").write_text("")
+    with judge.Judge(exercises.load("fake")) as session:
+        broken, fine = session.grade(crashing, seed=1), session.grade(fake_course, seed=1)
+    (error,) = broken.grader_errors
+    assert error.name == "pytest" and "not your fault" in error.feedback
+    assert "a grader bug" in error.details["traceback"]
+    assert fine.grader_errors == [] and (fine.score, fine.max_score) == (3, 5)
+
+
+def test_a_closed_judge_says_so(fake_course):
+    session = judge.Judge(exercises.load("fake"))
+    session.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        session.grade(fake_course)
+
+
+def test_a_cancelled_job_skips_the_checks_left(pytester):
+    """What Ctrl-C does in Judge.grade: the job is cancelled and the remaining checks are skipped."""
+    pytester.makepyfile(test_checks=textwrap.dedent('''
+        def test_first(submission):
+            submission.cancel_now()
+
+        def test_second(submission):
+            assert submission.double(1) == 2
+    '''))
+    exercise = Exercise(name="fake", root=pytester.path, title="Fake", files=("student.py",), module="student")
+    job = Job(FakeSandbox(cancel_now=lambda: job.cancelled.set(), double=lambda x: 2 * x), pytester.path, 1)
+    pytester.runpytest("-p", "no:cacheprovider", plugins=[GradingPlugin(exercise, [job])])
+    assert [(c.name, c.status) for c in job.checks] == [("test_first", "passed"), ("test_second", "skipped")]
+    assert "grading was stopped" in job.checks[1].feedback and job.done.is_set()
