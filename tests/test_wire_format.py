@@ -350,3 +350,21 @@ def test_read_frame_reads_consecutive_frames():
     stream.seek(0)
     assert read_frame(stream)[0]["n"] == 1
     assert read_frame(stream)[0]["n"] == 2
+
+
+@pytest.mark.parametrize("value", [
+    np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3).T, np.zeros((0, 3)), np.array(2.5),
+    np.array(["ab", "c"]), np.array([True, False]), np.arange(4, dtype=">i4"), np.arange(3, dtype=np.complex128),
+    np.zeros(2, dtype="M8[ns]"), np.zeros(2, dtype=[("a", "<f8"), ("b", "<i2")]),
+], ids=["c-order", "fortran-order", "empty", "0-d", "unicode", "bool", "big-endian", "complex", "datetime",
+        "structured"])
+def test_arrays_decode_as_numpys_own_loader_reads_them(value):
+    """decode's header parser (a regular expression for np.save's usual header, numpy.lib.format
+    for the rest) agrees with np.load on dtype, shape, order and values, and gives writable arrays."""
+    blobs = []
+    got = decode(encode(value, blobs), blobs)
+    want = np.load(io.BytesIO(blobs[0]), allow_pickle=False)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.flags.f_contiguous == want.flags.f_contiguous
+    np.testing.assert_array_equal(got, want)
+    assert got.flags.writeable
