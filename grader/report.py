@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import jinja2
 
-from .results import SubmissionResult
+from .results import CheckResult, SubmissionResult
 
 _STATUS_STYLE = {"passed": ("PASS", "green"), "failed": ("FAIL", "red"),
                  "skipped": ("SKIP", "yellow"), "error": ("ERROR", "magenta")}
@@ -154,10 +154,26 @@ def _environment() -> jinja2.Environment:
 _ORDER = {"error": 0, "failed": 1, "skipped": 2, "passed": 3}
 
 
+def _fold(checks: list[CheckResult]) -> list[tuple[CheckResult, list[CheckResult]]]:
+    """Group the cases of one parametrized check that ended the same way (same status, mistake and
+    hint): (first case, the others). The others are listed under the first, which shows the advice."""
+    groups: list[tuple[CheckResult, list[CheckResult]]] = []
+    for c in checks:
+        if groups and "[" in c.name:
+            first, more = groups[-1]
+            if (first.name.split("[")[0], first.status, first.diagnosis, first.hint, bool(first.override)) == (
+                    c.name.split("[")[0], c.status, c.diagnosis, c.hint, bool(c.override)):
+                more.append(c)
+                continue
+        groups.append((c, []))
+    return groups
+
+
 def render_html(result: SubmissionResult) -> str:
     """The whole report as one self-contained HTML page (inline CSS and images).
 
-    Checks are listed grader errors and failures first, then skipped, then passed.
+    Checks are listed grader errors and failures first, then skipped, then passed; the cases
+    of one parametrized check that ended the same way share a row (see :func:`_fold`).
     """
     checks = sorted(result.checks, key=lambda c: _ORDER[c.status])
     counts = {s: sum(c.status == s for c in result.checks) for s in _ORDER}
@@ -167,7 +183,7 @@ def render_html(result: SubmissionResult) -> str:
     for c in checks:
         if c.details.get("error_map") is not None:
             heatmaps.setdefault(c.details.get("error_map_of") or c.name.split("[")[0], c.name)
-    return _environment().get_template("report.html.j2").render(r=result, checks=checks, counts=counts,
+    return _environment().get_template("report.html.j2").render(r=result, groups=_fold(checks), counts=counts,
                                                                  heatmaps=set(heatmaps.values()))
 
 

@@ -137,3 +137,21 @@ def test_terminal_summary_lists_further_failing_cases_of_a_check_once():
     assert "Also fails on 2 more case(s): B1_T5_d8_h2_causal, B3_T1_d8_h2_causal" in text
     assert "max abs error 0.2" not in text  # folded into the list
     assert "1 / 8 points" in text
+
+
+def test_cases_of_a_check_that_fail_the_same_way_share_one_row():
+    def case(i, diagnosis, status="failed"):
+        return CheckResult(f"test_mha_parity[case{i}]", f"mha matches torch (case{i}).", 0.5, status,
+                           feedback=f"max abs error {i}", hint="apply w_out", diagnosis=diagnosis)
+
+    result = SubmissionResult(exercise="exercise3", submission="s", seed=1, checks=[
+        case(1, "W_O forgotten"), case(2, "W_O forgotten"), case(3, "W_O forgotten"),
+        case(4, "mask after softmax"), case(5, "", status="passed"), case(6, "", status="passed")])
+    html = report.render_html(result)
+    rows = html.count("<tr id=")
+    assert rows == 3  # W_O cases 1-3, the mask case 4, the passed cases 5-6
+    assert html.count("Likely mistake:") == 2 and html.count("General hint:") == 2
+    assert "Also fails on 2 more case(s) of this check" in html and "Also passes on 1 more case(s)" in html
+    assert "max abs error 2" in html and "max abs error 3" in html  # each folded case keeps its numbers
+    assert "<td>0 / 1.5</td>" in html and "<td>1 / 1</td>" in html  # a row's points are its cases' sum
+    assert 'id="test_mha_parity[case3]"' in html  # every case keeps its anchor
