@@ -10,11 +10,15 @@ then writes ``grades.csv`` and the class overview.
 """
 from __future__ import annotations
 
+import _thread
+import atexit
 import json
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -53,17 +57,44 @@ class Task:
 # ------------------------------------------------------------------------------ worker side
 _uid = BASE_UID
 _judges: dict[str, judge.Judge] = {}  # this worker's open pytest session per exercise
+_idle = threading.Event()  # set while this worker is not grading (see _exit_with_parent)
+_idle.set()
 
 
-def _init_worker(counter) -> None:
-    """Runs once per worker: a uid of its own, torch imported and pinned to one thread."""
+def _init_worker(counter, parent: int) -> None:
+    """Runs once per worker: a uid of its own, a scratch folder that holds every temp folder of
+    its gradings (copies, sandboxes), torch imported and pinned to one thread, and a watchdog
+    that stops the worker when the batch process dies."""
     global _uid
     with counter.get_lock():
         counter.value += 1
         _uid = BASE_UID + counter.value
+    # matplotlib's font cache stays in the shared temp folder (building it takes seconds).
+    os.environ.setdefault("MPLCONFIGDIR", os.path.join(tempfile.gettempdir(), "grader-matplotlib"))
+    scratch = tempfile.mkdtemp(prefix="grader-worker-")
+    tempfile.tempdir = scratch
+    atexit.register(shutil.rmtree, scratch, True)
+    threading.Thread(target=_exit_with_parent, args=(parent, scratch), name="parent-watchdog", daemon=True).start()
     import torch
 
     torch.set_num_threads(1)
+
+
+def _exit_with_parent(parent: int, scratch: str, grace: float = 10.0) -> None:
+    """Stop this worker once the batch process ``parent`` is gone (SIGTERM, SIGKILL, a crash).
+
+    The pool's pipes stay open in the workers, so an orphaned worker would otherwise block
+    forever. The submission being graded is interrupted first (Judge.grade stops its sandbox);
+    once that is done, or after ``grace`` seconds, the worker's ``scratch`` folder is removed
+    (the interrupt may have landed in the middle of a cleanup) and the worker exits.
+    """
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    if not _idle.is_set():
+        _thread.interrupt_main()  # KeyboardInterrupt in _grade_one: Judge.grade cancels the job
+        _idle.wait(grace)
+    shutil.rmtree(scratch, ignore_errors=True)
+    os._exit(1)
 
 
 def _copy_folder(source: Path, dest: Path) -> None:
@@ -86,6 +117,14 @@ def _grade_one(task: Task) -> tuple[str, str, dict | None, str]:
 
     Status is ``graded``, ``refused`` (bad zip, files missing) or ``grader_error``.
     """
+    _idle.clear()
+    try:
+        return _grade_in_temp_folder(task)
+    finally:
+        _idle.set()
+
+
+def _grade_in_temp_folder(task: Task) -> tuple[str, str, dict | None, str]:
     exercise = exercises.load(task.exercise)
     out = Path(task.out)
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
@@ -225,7 +264,7 @@ def _grade_all(todo: list[Submission], exercise: str, out: Path, book: Gradebook
     while tasks:
         retry: list[Task] = []
         with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
-                                 initializer=_init_worker, initargs=(counter,)) as pool:
+                                 initializer=_init_worker, initargs=(counter, os.getpid())) as pool:
             futures = {pool.submit(_grade_one, t): t for t in tasks}
             while futures:
                 finished, _ = wait(futures, return_when=FIRST_COMPLETED)

@@ -292,6 +292,7 @@ class Sandbox:
         self.start_error: RuntimeError | None = None  # the worker could not start: not retried
         self.timeouts: dict[str, int] = {}
         self.closed = False
+        self._lifecycle = threading.RLock()  # close() against a worker starting in another thread
         self.calls = 0
         self.ready = self.loaded = False  # the worker said it is ready; the submission is imported
         self.budget = budget
@@ -324,7 +325,17 @@ class Sandbox:
             self._spawn()
 
     def _spawn(self) -> None:
-        """Start a worker on a fresh copy of the submission (see :meth:`_wait_ready`)."""
+        """Start a worker on a fresh copy of the submission (see :meth:`_wait_ready`).
+
+        Raises:
+            SubmissionError: kind ``stopped``, the sandbox was closed (by another thread).
+        """
+        with self._lifecycle:
+            if self.closed:
+                raise SubmissionError("stopped", "not run: grading was stopped before this call.")
+            self._spawn_unlocked()
+
+    def _spawn_unlocked(self) -> None:
         self.ready = self.loaded = False
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         os.chmod(self.workdir, 0o755)
@@ -405,8 +416,9 @@ class Sandbox:
     def close(self) -> None:
         """Stop the worker and delete its temp folder, for good: a later call (e.g. from a check
         still running in another thread after Ctrl-C) fails at once instead of starting a worker."""
-        self.closed = True
-        self._stop()
+        with self._lifecycle:  # not while another thread is half-way through starting a worker
+            self.closed = True
+            self._stop()
 
     @property
     def output(self) -> str:

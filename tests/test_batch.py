@@ -1,5 +1,6 @@
 """Batch grading: zips as LMS exports them, refusals for one student only, isolation between
 students, outputs (gradebook, CSV, Gradescope JSON, overview), and kill-then-resume."""
+import contextlib
 import csv
 import json
 import os
@@ -151,8 +152,9 @@ def test_killed_batch_resumes_to_the_same_gradebook(tmp_path):
                             start_new_session=True)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
-        if (killed / "gradebook.sqlite").exists() and len(_rows(killed / "gradebook.sqlite")) >= 2:
-            break
+        with contextlib.suppress(sqlite3.OperationalError):  # the file exists before its table
+            if (killed / "gradebook.sqlite").exists() and len(_rows(killed / "gradebook.sqlite")) >= 2:
+                break
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -165,6 +167,44 @@ def test_killed_batch_resumes_to_the_same_gradebook(tmp_path):
     assert _rows(killed / "gradebook.sqlite") == full
     assert {s: v[1] for s, v in full.items()} == {
         "s0": 24, "s1": 0, "s2": 24, "s3": 0, "s4": 24, "s5": 0}
+
+
+def _processes_with_env(key: str, value: str) -> list[int]:
+    """Pids of this machine's processes whose environment has ``key=value`` (read from /proc)."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if f"{key}={value}".encode() in environ.read_bytes().split(b"\0"):
+                found.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_terminated_batch_leaves_no_worker_and_no_temp_folder(tmp_path):
+    """SIGTERM to the batch process alone (as `timeout` or a scheduler sends it): its workers would
+    block forever on the pool's pipes; they must notice, stop the student's code and clean up."""
+    subs, scratch = tmp_path / "subs", tmp_path / "tmp"
+    scratch.mkdir()
+    for i in range(8):
+        _folder(subs, f"s{i}", SOLUTION)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "batch", "exercise3", str(subs), "--out", str(out)],
+                            env=dict(os.environ, TMPDIR=str(scratch)), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:  # until the first grade is in
+        with contextlib.suppress(sqlite3.OperationalError):  # the file exists before its table
+            if (out / "gradebook.sqlite").exists() and _rows(out / "gradebook.sqlite"):
+                break
+        time.sleep(0.05)
+    proc.terminate()
+    proc.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and _processes_with_env("TMPDIR", str(scratch)):
+        time.sleep(0.2)
+    assert _processes_with_env("TMPDIR", str(scratch)) == []
+    assert sorted(p.name for p in scratch.iterdir() if not p.name.startswith("grader-matplotlib")) == []
 
 
 def test_overrides_merge_into_gradebook_csv_and_report(tmp_path):
