@@ -87,7 +87,7 @@ def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_uniso
     Example: grader batch exercise3 submissions/ --jobs 2
     """
     from . import batch
-    from .sandbox import bubblewrap_works
+    from .isolation import bubblewrap_works
 
     if not bubblewrap_works() and not allow_unisolated:
         raise click.ClickException(

@@ -6,7 +6,7 @@ forwards calls. Every failure of the student's code becomes a :class:`Submission
 with a message written for the student; nothing the process does can raise anything else
 in the judge.
 
-Isolation (see DESIGN.md, "Isolation"):
+Isolation (see DESIGN.md, "Isolation"; the command line is built in :mod:`grader.isolation`):
 
 * bubblewrap: new PID, network, IPC and UTS namespaces; the file system is read-only and
   shows only the system folders, the Python installation and the submission's own copy;
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import json
 import os
 import selectors
@@ -42,6 +41,7 @@ import time
 from pathlib import Path
 
 from .exercises import Exercise, Limits
+from .isolation import bubblewrap_works, bwrap_command, package_dirs, scrubbed_env, site_packages
 from .sandbox_worker import _missing, HEADER, ProtocolError, decode, encode, frame_bytes, parse_frame
 
 WORKER = Path(__file__).with_name("sandbox_worker.py")
@@ -69,99 +69,6 @@ class SubmissionError(Exception):
         self.kind = kind
         self.message = message
         self.traceback = traceback
-
-
-@functools.lru_cache(maxsize=1)
-def bubblewrap_works() -> bool:
-    """True when ``bwrap`` exists and can create the namespaces we ask for."""
-    bwrap = shutil.which("bwrap")
-    if not bwrap or sys.platform != "linux":
-        return False
-    try:
-        probe = subprocess.run(
-            [bwrap, "--unshare-pid", "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/", "true"],
-            capture_output=True, timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return probe.returncode == 0
-
-
-def _python_roots() -> list[str]:
-    """Folders the sandbox must see to run this Python with NumPy."""
-    import numpy
-
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
-             str(Path(numpy.__file__).resolve().parent.parent)}
-    resolved = sorted({os.path.realpath(r) for r in roots})
-    # Drop folders already inside another one.
-    return [r for r in resolved if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in resolved)]
-
-
-@functools.lru_cache(maxsize=1)
-def _site_packages() -> list[str]:
-    """The site-packages folders this Python's ``site`` module would add (NumPy is in one)."""
-    import site
-
-    return [d for d in site.getsitepackages() if os.path.isdir(d)]
-
-
-def _package_dirs(names: tuple[str, ...]) -> list[str]:
-    """Installed folders of the packages ``names`` (found without importing them)."""
-    import importlib.util
-
-    found = []
-    for name in names:
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            continue
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            if os.path.isdir(location):
-                found.append(os.path.realpath(location))
-    return found
-
-
-def _bwrap_command(workdir: Path, python: list[str], hidden: list[str] = ()) -> list[str]:
-    """The bubblewrap command line; ``hidden`` folders (forbidden packages) are covered by
-    empty read-only folders, so even code that removes the import block cannot load them."""
-    cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-           "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-           "--size", str(64 * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
-    system = [p for p in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/alternatives", "/etc/ld.so.cache")
-              if os.path.exists(p)]
-    made = {"/", "/tmp", "/proc", "/dev"}
-    for src, dst in [(p, p) for p in system + _python_roots()] + [(str(workdir), "/sandbox")]:
-        # Create each missing parent world-readable so the unprivileged uid can walk in.
-        parts = Path(dst).parts
-        for i in range(2, len(parts)):
-            parent = str(Path(*parts[:i]))
-            if parent not in made and not any(parent == s or parent.startswith(s + "/") for s in system):
-                cmd += ["--perms", "0755", "--dir", parent]
-                made.add(parent)
-        cmd += ["--ro-bind", src, dst]
-        made.add(dst)
-    for folder in hidden:
-        cmd += ["--tmpfs", folder, "--remount-ro", folder]
-    return cmd + ["--chdir", "/sandbox/submission", "--"] + python
-
-
-def _scrubbed_env() -> dict[str, str]:
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "HOME": "/tmp",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
-    # Needed for correct results on some processors (see the machine notes); not secrets.
-    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-        if key in os.environ:
-            env[key] = os.environ[key]
-    return env
 
 
 #: Control characters shown escaped in the captured output (``\x00``); tab and newline are kept.
@@ -356,16 +263,16 @@ class Sandbox:
             "submission_dir": str(inside / "submission"),
             "harness": str(inside / "harness.py") if self.exercise.harness_file is not None else "",
             "preload": list(self.exercise.preload),
-            "site_packages": _site_packages(),
+            "site_packages": site_packages(),
         }
         # -S: no site module; the worker puts the site-packages folders on sys.path itself. That
         # skips the .pth files (an editable install's finder alone costs ~15 ms per start).
         python = [sys.executable, "-I", "-S", str(inside / "worker.py"), json.dumps(cfg)]
-        hidden = _package_dirs(self.exercise.forbidden_imports)
-        cmd = _bwrap_command(self.workdir, python, hidden) if self.bubblewrap else python
+        hidden = package_dirs(self.exercise.forbidden_imports)
+        cmd = bwrap_command(self.workdir, python, hidden) if self.bubblewrap else python
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=str(self.workdir / "submission"), env=_scrubbed_env(), start_new_session=True,
+            cwd=str(self.workdir / "submission"), env=scrubbed_env(), start_new_session=True,
         )
         os.set_blocking(self.proc.stdin.fileno(), False)  # written with a deadline, see _send
         drain = _OutputDrain(self.proc.stderr, self.limits.output_kb * 1024)

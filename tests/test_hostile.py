@@ -34,7 +34,8 @@ import pytest
 
 from conftest import ROOT
 from grader import corpus
-from grader.sandbox import Sandbox, SubmissionError, bubblewrap_works
+from grader.isolation import bubblewrap_works
+from grader.sandbox import Sandbox, SubmissionError
 
 CASES = corpus.cases("exercise3", kind="hostile")
 SANDBOX_UID = 61000  # judge.grade's default, which grade3 uses

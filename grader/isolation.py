@@ -1,0 +1,110 @@
+"""How a sandbox process is isolated: the bubblewrap command line and what it shows, and the
+environment the process gets. Used by :class:`grader.sandbox.Sandbox`; see DESIGN.md, "Isolation".
+
+bubblewrap (Debian's ``bubblewrap``, the sandbox Flatpak uses) gives the process new PID, network,
+IPC and UTS namespaces, a read-only view of the system folders and the Python installation only,
+the submission's own copy at ``/sandbox``, and a private 64 MiB ``/tmp``; forbidden packages
+(e.g. torch in exercise 3) are covered by empty folders.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+
+@functools.lru_cache(maxsize=1)
+def bubblewrap_works() -> bool:
+    """True when ``bwrap`` exists and can create the namespaces we ask for."""
+    bwrap = shutil.which("bwrap")
+    if not bwrap or sys.platform != "linux":
+        return False
+    try:
+        probe = subprocess.run(
+            [bwrap, "--unshare-pid", "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/", "true"],
+            capture_output=True, timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def python_roots() -> list[str]:
+    """Folders the sandbox must see to run this Python with NumPy."""
+    import numpy
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+             str(Path(numpy.__file__).resolve().parent.parent)}
+    resolved = sorted({os.path.realpath(r) for r in roots})
+    # Drop folders already inside another one.
+    return [r for r in resolved if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in resolved)]
+
+
+@functools.lru_cache(maxsize=1)
+def site_packages() -> list[str]:
+    """The site-packages folders this Python's ``site`` module would add (NumPy is in one)."""
+    import site
+
+    return [d for d in site.getsitepackages() if os.path.isdir(d)]
+
+
+def package_dirs(names: tuple[str, ...]) -> list[str]:
+    """Installed folders of the packages ``names`` (found without importing them)."""
+    import importlib.util
+
+    found = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            if os.path.isdir(location):
+                found.append(os.path.realpath(location))
+    return found
+
+
+def bwrap_command(workdir: Path, python: list[str], hidden: list[str] = ()) -> list[str]:
+    """The bubblewrap command line; ``hidden`` folders (forbidden packages) are covered by
+    empty read-only folders, so even code that removes the import block cannot load them."""
+    cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+           "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+           "--size", str(64 * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    system = [p for p in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/alternatives", "/etc/ld.so.cache")
+              if os.path.exists(p)]
+    made = {"/", "/tmp", "/proc", "/dev"}
+    for src, dst in [(p, p) for p in system + python_roots()] + [(str(workdir), "/sandbox")]:
+        # Create each missing parent world-readable so the unprivileged uid can walk in.
+        parts = Path(dst).parts
+        for i in range(2, len(parts)):
+            parent = str(Path(*parts[:i]))
+            if parent not in made and not any(parent == s or parent.startswith(s + "/") for s in system):
+                cmd += ["--perms", "0755", "--dir", parent]
+                made.add(parent)
+        cmd += ["--ro-bind", src, dst]
+        made.add(dst)
+    for folder in hidden:
+        cmd += ["--tmpfs", folder, "--remount-ro", folder]
+    return cmd + ["--chdir", "/sandbox/submission", "--"] + python
+
+
+def scrubbed_env() -> dict[str, str]:
+    """The sandbox's whole environment: no secrets of the grader's, one BLAS thread."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": "/tmp",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    # Needed for correct results on some processors (see the machine notes); not secrets.
+    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
