@@ -16,6 +16,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -59,6 +60,8 @@ _uid = BASE_UID
 _judges: dict[str, judge.Judge] = {}  # this worker's open pytest session per exercise
 _idle = threading.Event()  # set while this worker is not grading (see _exit_with_parent)
 _idle.set()
+_stopping = False  # the batch process is gone: take no further submission
+_stop_lock = threading.Lock()  # _grade_one starting against the watchdog deciding to stop
 
 
 def _init_worker(counter, parent: int) -> None:
@@ -74,6 +77,7 @@ def _init_worker(counter, parent: int) -> None:
     scratch = tempfile.mkdtemp(prefix="grader-worker-")
     tempfile.tempdir = scratch
     atexit.register(shutil.rmtree, scratch, True)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # _thread.interrupt_main needs it
     threading.Thread(target=_exit_with_parent, args=(parent, scratch), name="parent-watchdog", daemon=True).start()
     import torch
 
@@ -88,9 +92,13 @@ def _exit_with_parent(parent: int, scratch: str, grace: float = 10.0) -> None:
     once that is done, or after ``grace`` seconds, the worker's ``scratch`` folder is removed
     (the interrupt may have landed in the middle of a cleanup) and the worker exits.
     """
+    global _stopping
     while os.getppid() == parent:
         time.sleep(0.5)
-    if not _idle.is_set():
+    with _stop_lock:
+        _stopping = True
+        busy = not _idle.is_set()
+    if busy:
         _thread.interrupt_main()  # KeyboardInterrupt in _grade_one: Judge.grade cancels the job
         _idle.wait(grace)
     shutil.rmtree(scratch, ignore_errors=True)
@@ -117,7 +125,11 @@ def _grade_one(task: Task) -> tuple[str, str, dict | None, str]:
 
     Status is ``graded``, ``refused`` (bad zip, files missing) or ``grader_error``.
     """
-    _idle.clear()
+    with _stop_lock:
+        if not _stopping:
+            _idle.clear()
+    if _stopping:  # the batch is gone and the watchdog is ending this process: start nothing
+        threading.Event().wait()
     try:
         return _grade_in_temp_folder(task)
     finally:

@@ -103,7 +103,7 @@ def heatmap_png(values: list[list[float]], axes: list[str]) -> str:
     grid = np.array(values, dtype=float)
     fig, ax = _figure(4.8, 2.6, (0.12, 0.19, 0.66, 0.74))
     image = ax.imshow(np.nan_to_num(grid, nan=np.nanmax(grid, initial=0.0) if np.isfinite(grid).any() else 1.0),
-                      aspect="auto", cmap="magma", interpolation="nearest")
+                      aspect="auto", cmap="magma", interpolation="nearest", vmin=0.0)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(axes[1] if len(axes) > 1 else "")
@@ -156,17 +156,35 @@ _ORDER = {"error": 0, "failed": 1, "skipped": 2, "passed": 3}
 
 def _fold(checks: list[CheckResult]) -> list[tuple[CheckResult, list[CheckResult]]]:
     """Group the cases of one parametrized check that ended the same way (same status, mistake and
-    hint): (first case, the others). The others are listed under the first, which shows the advice."""
+    hint): (first case, the others). The others are listed under the first, which shows the advice.
+    A case with an instructor's override always has a row of its own."""
     groups: list[tuple[CheckResult, list[CheckResult]]] = []
     for c in checks:
-        if groups and "[" in c.name:
+        if groups and "[" in c.name and c.override is None:
             first, more = groups[-1]
-            if (first.name.split("[")[0], first.status, first.diagnosis, first.hint, bool(first.override)) == (
-                    c.name.split("[")[0], c.status, c.diagnosis, c.hint, bool(c.override)):
+            if first.override is None and (first.name.split("[")[0], first.status, first.diagnosis, first.hint) == (
+                    c.name.split("[")[0], c.status, c.diagnosis, c.hint):
                 more.append(c)
                 continue
         groups.append((c, []))
     return groups
+
+
+def _heatmaps(groups: list[tuple[CheckResult, list[CheckResult]]]) -> dict[str, tuple[str, dict]]:
+    """Row (its first check's name) -> (case, details) whose ``error_map`` it draws: one map per
+    function of the student's (``error_map_of``), in the first row that has one for it, from the
+    first of its cases that has a map. Each map costs matplotlib ~70 ms."""
+    drawn: set[str] = set()
+    maps: dict[str, tuple[str, dict]] = {}
+    for first, more in groups:
+        for c in [first, *more]:
+            if c.details.get("error_map") is not None:
+                of = c.details.get("error_map_of") or c.name.split("[")[0]
+                if of not in drawn:
+                    drawn.add(of)
+                    maps[first.name] = (c.name, c.details)
+                break
+    return maps
 
 
 def render_html(result: SubmissionResult) -> str:
@@ -177,14 +195,12 @@ def render_html(result: SubmissionResult) -> str:
     """
     checks = sorted(result.checks, key=lambda c: _ORDER[c.status])
     counts = {s: sum(c.status == s for c in result.checks) for s in _ORDER}
-    # One heat map per function of the student's (at its first failing check): the checks of one
-    # function show the same mistake, and each map costs matplotlib ~70 ms.
-    heatmaps: dict[str, str] = {}
-    for c in checks:
-        if c.details.get("error_map") is not None:
-            heatmaps.setdefault(c.details.get("error_map_of") or c.name.split("[")[0], c.name)
-    return _environment().get_template("report.html.j2").render(r=result, groups=_fold(checks), counts=counts,
-                                                                 heatmaps=set(heatmaps.values()))
+    groups = _fold(checks)
+    # A row of several cases is titled by its check, not by its first case's parameters.
+    titles = {first.name: first.description.replace(f" ({first.name.split('[', 1)[1][:-1]}).", ".")
+              for first, more in groups if more}
+    return _environment().get_template("report.html.j2").render(r=result, groups=groups, counts=counts,
+                                                                 heatmaps=_heatmaps(groups), titles=titles)
 
 
 def write_atomic(path: Path, text: str) -> Path:

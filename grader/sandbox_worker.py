@@ -102,7 +102,10 @@ def _decode(data, blobs: list[bytes]):
         if tag == "__npscalar__":
             if arr.ndim != 0:
                 raise ProtocolError(f"a NumPy scalar must be 0-d, got shape {arr.shape}")
-            return arr[()]
+            try:  # e.g. a '<U1' whose bytes are no Unicode character raises SystemError here
+                return arr[()]
+            except Exception as exc:  # noqa: BLE001 - the sender's fault
+                raise ProtocolError(f"invalid NumPy scalar: {exc}"[:300]) from exc
         return arr
     if tag in ("__list__", "__tuple__"):
         if not isinstance(inner, list):
@@ -122,7 +125,10 @@ def _decode(data, blobs: list[bytes]):
 #: spaces and a newline; see ``numpy.lib.format``). Read with a regular expression, as
 #: ``np.lib.format``'s reader (``ast.literal_eval``, ~80 µs) was the judge's largest single cost.
 _NPY_HEADER = re.compile(rb"\{'descr': '([<>|=]?[A-Za-z][0-9]{0,3})', 'fortran_order': (False|True), "
-                         rb"'shape': \(((?:[0-9]{1,19}, )*(?:[0-9]{1,19},?)?)\), \} *\n")
+                         rb"'shape': \(((?:[0-9]{1,19}, ){0,63}(?:[0-9]{1,19},?)?)\), \} *\n")
+#: Longest header read, bytes (numpy's own reader refuses longer ones too): a header claiming
+#: millions of dimensions must not cost the judge gigabytes before it is refused.
+MAX_NPY_HEADER = 10_000
 
 
 def load_npy(blob: bytes):
@@ -149,6 +155,8 @@ def load_npy(blob: bytes):
         size_bytes = 2 if version == (1, 0) else 4
         start = 8 + size_bytes
         end = start + int.from_bytes(blob[8:start], "little")
+        if end - start > MAX_NPY_HEADER:
+            raise ValueError(f"the header is longer than {MAX_NPY_HEADER} bytes")
         if end > len(blob):
             raise ValueError("the header is cut short")
         match = _NPY_HEADER.fullmatch(blob[start:end])

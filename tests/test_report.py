@@ -155,3 +155,23 @@ def test_cases_of_a_check_that_fail_the_same_way_share_one_row():
     assert "max abs error 2" in html and "max abs error 3" in html  # each folded case keeps its numbers
     assert "<td>0 / 1.5</td>" in html and "<td>1 / 1</td>" in html  # a row's points are its cases' sum
     assert 'id="test_mha_parity[case3]"' in html  # every case keeps its anchor
+
+
+def test_a_folded_row_keeps_its_heat_map_and_overridden_cases_keep_their_rows():
+    grid = {"error_map": [[0.0, 1.0]], "error_map_axes": ["token", "feature"], "error_map_of": "transformer_block"}
+
+    def case(i, details=None, override=None):
+        return CheckResult(f"test_block_parity[c{i}]", f"block matches torch (c{i}).", 1, "failed",
+                           feedback=f"error {i}", details=details or {}, override=override)
+
+    result = SubmissionResult(exercise="exercise3", submission="s", seed=1, checks=[
+        case(1), case(2, dict(grid)), case(3, dict(grid)),  # c1 (wrong shape) has no map, c2 has one
+        case(4, override={"points": 0.5, "comment": "COMMENT-A"}),
+        case(5, override={"points": 0.25, "comment": "COMMENT-B"})])
+    html = report.render_html(result)
+    assert html.count("data:image/png;base64,") == 1
+    assert html.index("data:image/png") < html.index('id="test_block_parity[c2]"')  # drawn in c1's row
+    assert "heat map of test_block_parity[c2]" in html
+    assert "block matches torch." in html  # the folded row is titled by its check, not by c1
+    assert "COMMENT-A" in html and "COMMENT-B" in html  # each override has its own row
+    assert html.count("<tr id=") == 3

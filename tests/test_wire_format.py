@@ -4,6 +4,7 @@ The judge decodes whatever the sandbox sends, and the sandbox runs student code,
 decoder is tested on hostile input too: crafted pickles, truncated and oversized frames.
 """
 import io
+import time
 import json
 import math
 import os
@@ -368,3 +369,30 @@ def test_arrays_decode_as_numpys_own_loader_reads_them(value):
     assert got.flags.f_contiguous == want.flags.f_contiguous
     np.testing.assert_array_equal(got, want)
     assert got.flags.writeable
+
+
+def _npy_v2(header: bytes, data: bytes) -> bytes:
+    """A .npy 2.0 blob written by hand (magic, version, 4-byte header length, header, data)."""
+    return b"\x93NUMPY\x02\x00" + len(header).to_bytes(4, "little") + header + data
+
+
+def test_a_header_with_a_million_dimensions_is_refused_at_once():
+    """The header's length is checked before it is parsed (a student once could make the judge
+    spend gigabytes and minutes on a 30 MB header)."""
+    header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (" + b"1, " * 1_000_000 + b"1,), }\n"
+    started = time.perf_counter()
+    with pytest.raises(ProtocolError, match="longer than"):
+        decode({"__ndarray__": 0}, [_npy_v2(header, b"\0" * 8)])
+    assert time.perf_counter() - started < 0.5
+
+
+def test_more_than_64_dimensions_are_refused():
+    header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (" + b"1, " * 70 + b"1,), }\n"
+    with pytest.raises(ProtocolError):
+        decode({"__ndarray__": 0}, [_npy_v2(header, b"\0" * 8)])
+
+
+def test_a_scalar_whose_bytes_are_no_character_is_a_protocol_error():
+    header = b"{'descr': '<U1', 'fortran_order': False, 'shape': (), }\n"
+    with pytest.raises(ProtocolError):
+        decode({"__npscalar__": 0}, [_npy_v2(header, b"\xff\xff\xff\xff")])
