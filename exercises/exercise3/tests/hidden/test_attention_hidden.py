@@ -109,8 +109,9 @@ def test_mha_large_inputs(submission, rng):
 
 
 @pytest.mark.check(points=1, depends=["test_block_shape"],
-                   hint="Fix multi_head_attention's checks first if they fail (the block uses it). Then: pre-norm, "
-                        "x = x + attn(ln1(x)); x = x + mlp(ln2(x)), with the tanh GELU in the MLP.")
+                   hint="Fix the checks of layer_norm, gelu and multi_head_attention first if any fail (the block "
+                        "uses them). Then: pre-norm, x = x + attn(ln1(x)); x = x + mlp(ln2(x)), with the tanh GELU "
+                        "in the MLP.")
 @pytest.mark.parametrize("case", BLOCK_CASES, ids=_case_id)
 def test_block_parity(submission, rng, case):
     """transformer_block matches the reference torch pre-norm block with the same weights."""
@@ -125,8 +126,9 @@ def test_block_parity(submission, rng, case):
 
 
 @pytest.mark.check(points=1, depends=["test_block_shape"],
-                   hint="Fix multi_head_attention's checks first if they fail (the block uses it). The residual "
-                        "stream carries large values through unchanged; layer norm handles the scale.")
+                   hint="Fix the checks of layer_norm, gelu and multi_head_attention first if any fail (the block "
+                        "uses them). The residual stream carries large values through unchanged; layer norm handles "
+                        "the scale.")
 def test_block_large_inputs(submission, rng):
     """transformer_block stays finite and exact on inputs scaled x1000."""
     B, T, d, h = 2, 5, 16, 4
