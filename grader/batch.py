@@ -74,7 +74,7 @@ def _init_worker(counter, parent: int) -> None:
         _uid = BASE_UID + counter.value
     # matplotlib's font cache stays in the shared temp folder (building it takes seconds).
     os.environ.setdefault("MPLCONFIGDIR", os.path.join(tempfile.gettempdir(), "grader-matplotlib"))
-    scratch = tempfile.mkdtemp(prefix="grader-worker-")
+    scratch = tempfile.mkdtemp(prefix=f"grader-worker-{os.getpid()}-")
     tempfile.tempdir = scratch
     atexit.register(shutil.rmtree, scratch, True)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # _thread.interrupt_main needs it
@@ -82,6 +82,35 @@ def _init_worker(counter, parent: int) -> None:
     import torch
 
     torch.set_num_threads(1)
+
+
+def _remove_stale_scratch() -> None:
+    """Remove the scratch folders of batch workers that no longer exist (a batch killed with
+    SIGKILL leaves its workers' folders, with copies of submissions, behind). A folder whose
+    process still runs, or whose owner cannot be told, is left alone."""
+    for folder in Path(tempfile.gettempdir()).glob("grader-worker-*-*"):
+        pid = folder.name.split("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, killed but not yet reaped, does not)."""
+    if os.path.isdir("/proc/self"):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True  # cannot tell: leave its folder alone
+    try:  # no /proc (macOS): ask the kernel
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _exit_with_parent(parent: int, scratch: str, grace: float = 10.0) -> None:
@@ -213,6 +242,7 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
         click.ClickException: bad arguments, or ``out`` already holds grades and ``resume`` is off.
     """
     exercise = exercises.load(exercise_name)
+    _remove_stale_scratch()
     try:
         students = discover(submissions_dir)
     except FileNotFoundError as exc:

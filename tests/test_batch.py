@@ -148,8 +148,11 @@ def test_killed_batch_resumes_to_the_same_gradebook(tmp_path):
     subprocess.run(cmd + ["--out", str(tmp_path / "full")], check=True, capture_output=True, timeout=300)
     # Interrupted run: SIGKILL the whole process group once two grades are in.
     killed = tmp_path / "killed"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch))
     proc = subprocess.Popen(cmd + ["--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         with contextlib.suppress(sqlite3.OperationalError):  # the file exists before its table
@@ -160,8 +163,10 @@ def test_killed_batch_resumes_to_the_same_gradebook(tmp_path):
     proc.wait()
     partial = _rows(killed / "gradebook.sqlite")
     assert 2 <= len(partial) < 6
+    assert list(scratch.glob("grader-worker-*"))  # SIGKILL leaves the worker's folder behind ...
     resumed = subprocess.run(cmd + ["--out", str(killed), "--resume"], check=True, capture_output=True,
-                             text=True, timeout=300)
+                             text=True, timeout=300, env=env)
+    assert list(scratch.glob("grader-worker-*")) == []  # ... and the next batch removes it
     assert f"{len(partial)} already graded, {6 - len(partial)} to grade" in resumed.stdout
     full = _rows(tmp_path / "full" / "gradebook.sqlite")
     assert _rows(killed / "gradebook.sqlite") == full
