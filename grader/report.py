@@ -27,8 +27,8 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
              + f"   (seed {result.seed}, {result.duration:.1f} s)"]
     passed = [c for c in result.checks if c.status == "passed"]
     skipped: dict[str, int] = {}
-    said: set[tuple[str, str]] = set()
-    more: dict[tuple[str, str], list[str]] = {}  # further failing cases of a check, same mistake
+    said: set[tuple[str, str, str]] = set()
+    more: dict[tuple[str, str, str], list[str]] = {}  # further cases of a check that ended the same way
     for check in result.checks:
         if check.status == "passed" and not verbose:
             continue
@@ -36,7 +36,7 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
             skipped[check.feedback] = skipped.get(check.feedback, 0) + 1
             continue
         # Cases of one parametrized check usually share the mistake: show the first, list the rest.
-        key = (check.name.split("[")[0], check.diagnosis)
+        key = (check.name.split("[")[0], check.diagnosis, check.status)
         if key in said and not verbose and "[" in check.name:
             more[key].append(check.name.split("[", 1)[1].rstrip("]"))
             continue
@@ -57,7 +57,8 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
     for i, line in enumerate(lines):
         if isinstance(line, tuple):
             cases = more.get(line, [])
-            lines[i] = (f"        Also fails on {len(cases)} more case(s): {', '.join(cases)}" if cases else None)
+            verb = {"error": "Also a grader error on", "passed": "Also passes on"}.get(line[2], "Also fails on")
+            lines[i] = (f"        {verb} {len(cases)} more case(s): {', '.join(cases)}" if cases else None)
     lines = [line for line in lines if line is not None]
     for reason, count in skipped.items():
         lines.append(f"  {click.style('SKIP ', fg='yellow', bold=True)} {count} check(s) {reason}")

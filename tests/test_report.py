@@ -175,3 +175,13 @@ def test_a_folded_row_keeps_its_heat_map_and_overridden_cases_keep_their_rows():
     assert "block matches torch." in html  # the folded row is titled by its check, not by c1
     assert "COMMENT-A" in html and "COMMENT-B" in html  # each override has its own row
     assert html.count("<tr id=") == 3
+
+
+def test_terminal_summary_folds_grader_errors_as_errors():
+    def case(i, status):
+        return CheckResult(f"test_mha_parity[c{i}]", f"mha (c{i}).", 1, status, feedback=f"problem {i}")
+
+    text = report.terminal_summary(SubmissionResult(exercise="exercise3", submission="s", seed=1, checks=[
+        case(1, "error"), case(2, "error"), case(3, "failed"), case(4, "failed"), case(5, "failed")]))
+    assert "Also a grader error on 1 more case(s): c2" in text
+    assert "Also fails on 2 more case(s): c4, c5" in text
