@@ -94,6 +94,14 @@ class Judge:
             self._requests.put(None)
             self._thread.join()
 
+    def _wait_for(self, job: Job) -> None:
+        """Until the session is done with ``job`` or has ended (then the job is not done).
+
+        Polls, so Ctrl-C reaches the main thread within half a second."""
+        done = job.done.wait(0.5)
+        while not done and self._thread.is_alive():
+            done = job.done.wait(0.5)
+
     def grade(self, submission: Path, *, seed: int | None = None, uid: int = 61000,
               use_bubblewrap: bool | None = None, budget: float | None = None) -> SubmissionResult:
         """Grade ``submission`` (a folder).
@@ -137,8 +145,7 @@ class Judge:
             job = Job(sandbox, submission, seed)
             self._requests.put(job)
             try:
-                while not job.done.wait(0.5) and self._thread.is_alive():
-                    pass
+                self._wait_for(job)
             except BaseException:  # Ctrl-C: stop the student's code, skip the remaining checks
                 job.cancelled.set()
                 sandbox.close()
