@@ -32,15 +32,16 @@ def bubblewrap_works() -> bool:
     return probe.returncode == 0
 
 
-def python_roots() -> list[str]:
-    """Folders the sandbox must see to run this Python with NumPy."""
+@functools.lru_cache(maxsize=1)
+def python_roots() -> tuple[str, ...]:
+    """Folders the sandbox must see to run this Python with NumPy (looked up once per process)."""
     import numpy
 
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
              str(Path(numpy.__file__).resolve().parent.parent)}
     resolved = sorted({os.path.realpath(r) for r in roots})
     # Drop folders already inside another one.
-    return [r for r in resolved if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in resolved)]
+    return tuple(r for r in resolved if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in resolved))
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,8 +52,9 @@ def site_packages() -> list[str]:
     return [d for d in site.getsitepackages() if os.path.isdir(d)]
 
 
-def package_dirs(names: tuple[str, ...]) -> list[str]:
-    """Installed folders of the packages ``names`` (found without importing them)."""
+@functools.lru_cache(maxsize=8)
+def package_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Installed folders of the packages ``names`` (found without importing them; once per process)."""
     import importlib.util
 
     found = []
@@ -64,10 +66,10 @@ def package_dirs(names: tuple[str, ...]) -> list[str]:
         for location in (spec.submodule_search_locations or []) if spec else []:
             if os.path.isdir(location):
                 found.append(os.path.realpath(location))
-    return found
+    return tuple(found)
 
 
-def bwrap_command(workdir: Path, python: list[str], hidden: list[str] = ()) -> list[str]:
+def bwrap_command(workdir: Path, python: list[str], hidden: tuple[str, ...] = ()) -> list[str]:
     """The bubblewrap command line; ``hidden`` folders (forbidden packages) are covered by
     empty read-only folders, so even code that removes the import block cannot load them."""
     cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -76,7 +78,7 @@ def bwrap_command(workdir: Path, python: list[str], hidden: list[str] = ()) -> l
     system = [p for p in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/alternatives", "/etc/ld.so.cache")
               if os.path.exists(p)]
     made = {"/", "/tmp", "/proc", "/dev"}
-    for src, dst in [(p, p) for p in system + python_roots()] + [(str(workdir), "/sandbox")]:
+    for src, dst in [(p, p) for p in [*system, *python_roots()]] + [(str(workdir), "/sandbox")]:
         # Create each missing parent world-readable so the unprivileged uid can walk in.
         parts = Path(dst).parts
         for i in range(2, len(parts)):

@@ -15,6 +15,9 @@ from .results import CheckResult, SubmissionResult
 
 _STATUS_STYLE = {"passed": ("PASS", "green"), "failed": ("FAIL", "red"),
                  "skipped": ("SKIP", "yellow"), "error": ("ERROR", "magenta")}
+#: How the terminal summary and the HTML report introduce the further cases of a folded check.
+_ALSO = {"passed": "Also passes on", "failed": "Also fails on", "skipped": "Also skipped on",
+         "error": "Also a grader error on"}
 
 
 def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
@@ -27,39 +30,26 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
              + f"   (seed {result.seed}, {result.duration:.1f} s)"]
     passed = [c for c in result.checks if c.status == "passed"]
     skipped: dict[str, int] = {}
-    said: set[tuple[str, str, str]] = set()
-    more: dict[tuple[str, str, str], list[str]] = {}  # further cases of a check that ended the same way
     for check in result.checks:
-        if check.status == "passed" and not verbose:
-            continue
         if check.status == "skipped" and not verbose:
             skipped[check.feedback] = skipped.get(check.feedback, 0) + 1
-            continue
-        # Cases of one parametrized check usually share the mistake: show the first, list the rest.
-        key = (check.name.split("[")[0], check.diagnosis, check.status)
-        if key in said and not verbose and "[" in check.name:
-            more[key].append(check.name.split("[", 1)[1].rstrip("]"))
-            continue
+    shown = [c for c in result.checks if verbose or c.status not in ("passed", "skipped")]
+    # Cases of one parametrized check that end the same way: the first in full, the rest named.
+    for check, more in ([(c, []) for c in shown] if verbose else _fold(shown)):
         label, colour = _STATUS_STYLE[check.status]
-        lines.append(f"  {click.style(label.ljust(5), fg=colour, bold=True)} "
-                     f"{check.description} [{check.points:g}/{check.max_points:g}]")
+        title = _check_title(check) if more else check.description
+        points = check.points + sum(m.points for m in more)
+        max_points = check.max_points + sum(m.max_points for m in more)
+        lines.append(f"  {click.style(label.ljust(5), fg=colour, bold=True)} {title} [{points:g}/{max_points:g}]")
         if check.feedback and (check.status != "passed" or verbose):
             lines.append(f"        {check.feedback}")
-        if key in said and not verbose:
-            continue
-        said.add(key)
-        more[key] = []
-        lines.append(key)  # placeholder: replaced by the list of further cases below
+        if more:
+            cases = ", ".join(m.name.split("[", 1)[1].rstrip("]") for m in more)
+            lines.append(f"        {_ALSO[check.status]} {len(more)} more case(s): {cases}")
         if check.diagnosis:
             lines.append("        " + click.style(f"Likely mistake: {check.diagnosis}", fg="cyan"))
         if check.hint and check.status == "failed":
             lines.append(f"        {'General hint' if check.diagnosis else 'Hint'}: {check.hint}")
-    for i, line in enumerate(lines):
-        if isinstance(line, tuple):
-            cases = more.get(line, [])
-            verb = {"error": "Also a grader error on", "passed": "Also passes on"}.get(line[2], "Also fails on")
-            lines[i] = (f"        {verb} {len(cases)} more case(s): {', '.join(cases)}" if cases else None)
-    lines = [line for line in lines if line is not None]
     for reason, count in skipped.items():
         lines.append(f"  {click.style('SKIP ', fg='yellow', bold=True)} {count} check(s) {reason}")
     if passed and not verbose:
@@ -171,6 +161,11 @@ def _fold(checks: list[CheckResult]) -> list[tuple[CheckResult, list[CheckResult
     return groups
 
 
+def _check_title(case: CheckResult) -> str:
+    """The sentence of a parametrized check without its case's parameters (for a folded row)."""
+    return case.description.replace(f" ({case.name.split('[', 1)[1][:-1]}).", ".")
+
+
 def _heatmaps(groups: list[tuple[CheckResult, list[CheckResult]]]) -> dict[str, tuple[str, dict]]:
     """Row (its first check's name) -> (case, details) whose ``error_map`` it draws: one map per
     function of the student's (``error_map_of``), in the first row that has one for it, from the
@@ -197,11 +192,10 @@ def render_html(result: SubmissionResult) -> str:
     checks = sorted(result.checks, key=lambda c: _ORDER[c.status])
     counts = {s: sum(c.status == s for c in result.checks) for s in _ORDER}
     groups = _fold(checks)
-    # A row of several cases is titled by its check, not by its first case's parameters.
-    titles = {first.name: first.description.replace(f" ({first.name.split('[', 1)[1][:-1]}).", ".")
-              for first, more in groups if more}
+    titles = {first.name: _check_title(first) for first, more in groups if more}
     return _environment().get_template("report.html.j2").render(r=result, groups=groups, counts=counts,
-                                                                 heatmaps=_heatmaps(groups), titles=titles)
+                                                                 heatmaps=_heatmaps(groups), titles=titles,
+                                                                 also=_ALSO)
 
 
 def write_atomic(path: Path, text: str) -> Path:

@@ -185,3 +185,5 @@ def test_terminal_summary_folds_grader_errors_as_errors():
         case(1, "error"), case(2, "error"), case(3, "failed"), case(4, "failed"), case(5, "failed")]))
     assert "Also a grader error on 1 more case(s): c2" in text
     assert "Also fails on 2 more case(s): c4, c5" in text
+    # A folded row is titled by its check and counts the points of all its cases.
+    assert "mha. [0/3]" in text and "mha. [0/2]" in text
