@@ -81,25 +81,35 @@ def _png_base64(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+#: The colour scale of a heat map reaches at least this |error|: the checks' tolerance on float64
+#: (DESIGN.md), so errors within it stay dark instead of filling the scale.
+HEATMAP_FLOOR = 1e-6
+
+
 def heatmap_png(values: list[list[float]], axes: list[str]) -> str:
     """A small heat map of |error| as a base64 PNG (for an <img> data URI).
 
     Args:
-        values: rows × columns of absolute errors (NaN for non-finite outputs, drawn at the maximum).
+        values: rows × columns of absolute errors; NaN marks a non-finite output, drawn in cyan
+            and named in the title.
         axes: labels of the rows and columns, e.g. ``["token", "feature"]``.
     """
+    import matplotlib
     import numpy as np
     from matplotlib.ticker import MaxNLocator
 
-    grid = np.array(values, dtype=float)
-    fig, ax = _figure(4.8, 2.6, (0.12, 0.19, 0.66, 0.74))
-    image = ax.imshow(np.nan_to_num(grid, nan=np.nanmax(grid, initial=0.0) if np.isfinite(grid).any() else 1.0),
-                      aspect="auto", cmap="magma", interpolation="nearest", vmin=0.0)
+    grid = np.ma.masked_invalid(np.array(values, dtype=float))
+    fig, ax = _figure(4.8, 2.6, (0.12, 0.19, 0.66, 0.7))
+    cmap = matplotlib.colormaps["magma"].with_extremes(bad="#22b8cf")
+    vmax = max(float(grid.max()) if grid.count() else 0.0, HEATMAP_FLOOR)
+    image = ax.imshow(grid, aspect="auto", cmap=cmap, interpolation="nearest", vmin=0.0, vmax=vmax)
+    if np.ma.count_masked(grid):
+        ax.set_title("cyan: NaN or infinite output", fontsize=8)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(axes[1] if len(axes) > 1 else "")
     ax.set_ylabel(axes[0] if axes else "")
-    fig.colorbar(image, cax=fig.add_axes((0.81, 0.19, 0.03, 0.74)), label="|error|")
+    fig.colorbar(image, cax=fig.add_axes((0.81, 0.19, 0.03, 0.7)), label="|error|")
     return _png_base64(fig)
 
 

@@ -187,3 +187,23 @@ def test_terminal_summary_folds_grader_errors_as_errors():
     assert "Also fails on 2 more case(s): c4, c5" in text
     # A folded row is titled by its check and counts the points of all its cases.
     assert "mha. [0/3]" in text and "mha. [0/2]" in text
+
+
+def test_heat_map_marks_non_finite_outputs_in_cyan_and_keeps_tiny_errors_dark():
+    import base64
+    import io
+
+    import matplotlib.image
+
+    def pixels(values):
+        png = base64.b64decode(report.heatmap_png(values, ["token", "feature"]))
+        return (matplotlib.image.imread(io.BytesIO(png), format="png")[..., :3] * 255).round().astype(int)
+
+    def count(px, rgb, tol=10):
+        return int((np.abs(px - np.array(rgb)).max(axis=-1) <= tol).sum())
+
+    with_nan = pixels([[float("nan"), 1e-43], [0.0, 0.0]])  # one non-finite cell, the rest ~0
+    assert count(with_nan, (0x22, 0xB8, 0xCF)) > 1000      # the NaN cell, in cyan
+    magma_top = (0xFC, 0xFD, 0xBF)                           # the colour of the scale's maximum
+    assert count(with_nan, magma_top) < 50                   # 1e-43 is far below the 1e-6 floor: dark
+    assert count(pixels([[0.0, 2.0]]), magma_top) > 1000     # a real error fills the top of the scale
