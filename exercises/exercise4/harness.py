@@ -14,6 +14,8 @@ Everything is deterministic for a given seed: one torch thread, seeded init, see
 """
 from __future__ import annotations
 
+import math
+import operator
 import time
 
 import numpy as np
@@ -247,3 +249,125 @@ def train_run(config: dict, train_ids: np.ndarray, probe_ids: np.ndarray, *, ste
     state = {name: p.detach().cpu().numpy().copy() for name, p in net.named_parameters(remove_duplicate=False)}
     return {"curve": curve, "seconds": time.perf_counter() - started, "diverged": diverged, "state": state,
             "probe_logits": probe.detach().cpu().numpy().copy()}
+
+
+# ---------------------------------------------------------------------------------------- export
+# What leaves the sandbox for grading: the student's model as exported graphs of ATen calls (JSON) and
+# the tensors they read (arrays). The grader checks, trains and evaluates these in a process that never
+# imports model.py (exercises/exercise4/aten_graph.py reads this format; its docstring describes it).
+
+class ExportError(Exception):
+    """The student's model could not be exported (the message names the construct and what to write)."""
+
+
+def _arg(value):
+    """One argument of an exported call as JSON (aten_graph's ARG)."""
+    if isinstance(value, torch.fx.Node):
+        return {"node": value.name}
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"float": repr(value)}
+    if isinstance(value, (list, tuple)):
+        return [_arg(v) for v in value]
+    if isinstance(value, torch.dtype):
+        return {"dtype": str(value).removeprefix("torch.")}
+    if isinstance(value, torch.device):
+        return {"device": value.type}
+    if isinstance(value, torch.layout):
+        return {"layout": str(value).removeprefix("torch.")}
+    if isinstance(value, torch.memory_format):
+        return {"memory_format": str(value).removeprefix("torch.")}
+    raise ExportError(f"the exported graph holds an argument of type {type(value).__name__}, which the grader "
+                      "cannot carry")
+
+
+_KINDS = {"PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant", "USER_INPUT": "input"}
+
+
+def _graph(program) -> tuple[dict, dict]:
+    """An ExportedProgram as (graph JSON, {input target: array}) -- aten_graph's format, version 1."""
+    sig = program.graph_signature
+    inputs = []
+    for spec in sig.input_specs:
+        kind = _KINDS.get(spec.kind.name)
+        if kind is None:
+            raise ExportError(f"the exported model takes an input of kind {spec.kind.name}; use only parameters, "
+                              "buffers and tensors computed in forward")
+        inputs.append({"name": spec.arg.name, "kind": kind, "target": spec.target or spec.arg.name})
+    mutated = [s.target or s.arg.name for s in sig.output_specs if s.kind.name != "USER_OUTPUT"]
+    if mutated:
+        raise ExportError(f"forward changes {', '.join(map(str, mutated))} (a buffer or an input) while it runs; "
+                          "a block must compute its output without keeping state between calls")
+    nodes, outputs = [], []
+    for node in program.graph.nodes:
+        if node.op == "placeholder":
+            continue
+        if node.op == "output":
+            outputs = [_arg(v) for v in node.args[0]]
+            continue
+        if node.op != "call_function":
+            raise ExportError(f"the exported graph has a {node.op} node")
+        stack = node.meta.get("nn_module_stack") or {}
+        module = list(stack.values())[-1][0] if stack else ""
+        if node.target is operator.getitem:
+            op = "getitem"
+        else:
+            op = str(node.target)
+        nodes.append({"name": node.name, "op": op, "args": _arg(list(node.args)),
+                      "kwargs": {k: _arg(v) for k, v in node.kwargs.items()}, "module": str(module)})
+    values = {**program.state_dict, **program.constants}
+    tensors = {}
+    for spec in inputs:
+        if spec["kind"] != "input":
+            t = values[spec["target"]]
+            tensors[spec["target"]] = t.detach().cpu().numpy().copy()
+    return {"format": 1, "inputs": inputs, "nodes": nodes, "outputs": outputs}, tensors
+
+
+def _export(module, example: torch.Tensor) -> tuple[dict, dict]:
+    try:
+        program = torch.export.export(module, (example,)).run_decompositions({})
+    except Exception as exc:  # noqa: BLE001 - torch.export's errors are many; the message is what counts
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ExportError(
+            f"torch.export could not trace your model: {type(exc).__name__}: {first[:400]}. Write forward with "
+            "tensor operations only: no Python branches on tensor values (use torch.where), no .item() or "
+            "NumPy inside forward, no printing or global state.") from None
+    return _graph(program)
+
+
+def export_gpt(config: dict, seed: int, batch_size: int) -> dict:
+    """``GPT(Config(**config))`` built with ``torch.manual_seed(seed)``, exported in training and in eval mode.
+
+    Both programs take token ids of shape (batch_size, n_ctx) (int64) and return the logits first.
+
+    Returns:
+        ``{"train": graph, "eval": graph, "state": {target: array}}``: the two graphs (aten_graph's format)
+        and the model's initial parameters, buffers and constants (float32 as built).
+    """
+    net = _gpt(config, seed)
+    example = torch.zeros(int(batch_size), int(config["n_ctx"]), dtype=torch.int64)
+    net.train()
+    train, state = _export(net, example)
+    net.eval()
+    evaluate, state_eval = _export(net, example)
+    state.update(state_eval)
+    return {"train": train, "eval": evaluate, "state": state}
+
+
+def export_block(config: dict, shape: list) -> dict:
+    """``Block(Config(**config))`` in float64, exported in training and eval mode for inputs of ``shape`` (B, T, C).
+
+    Returns:
+        ``{"train": graph, "eval": graph, "state": {target: array}}`` (the block's own initial tensors; the
+        grader replaces the parameters with its own).
+    """
+    block = _block(config).to(torch.float64)
+    example = torch.zeros(tuple(int(s) for s in shape), dtype=torch.float64)
+    block.train()
+    train, state = _export(block, example)
+    block.eval()
+    evaluate, state_eval = _export(block, example)
+    state.update(state_eval)
+    return {"train": train, "eval": evaluate, "state": state}
