@@ -21,6 +21,7 @@ against each, so pytest configures and collects once per process, not once per s
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import traceback
@@ -72,6 +73,14 @@ class SubmissionProxy:
     def value(self, name: str):
         """A module-level value of the student's module (e.g. a constant), read in the sandbox."""
         return self._sandbox.value(name)
+
+    def grader_sandbox(self, folder: Path, module: str, preload: tuple[str, ...] = ()) -> Sandbox:
+        """A second sandbox, for grader code that must not share a process with the student's code
+        (exercise 4 trains the exported model in one): it imports ``module`` from ``folder`` and never
+        the submission; same limits, isolation and user as the submission's. The caller closes it."""
+        own = self._sandbox
+        spec = dataclasses.replace(own.exercise, module=module, harness="", forbidden_imports=(), preload=preload)
+        return Sandbox(spec, folder, uid=own.uid, use_bubblewrap=own.bubblewrap, budget=own.budget)
 
     def __getattr__(self, name: str):
         if name.startswith("_"):

@@ -23,12 +23,17 @@ def _clean(values) -> list[float | None]:
     return out
 
 
-def loss_curves_spec(curves: dict[str, list[float]], unigram: float, every: int = 1) -> dict:
-    """The four training-loss curves on one plot, with the unigram level U as a dashed line."""
+def loss_curves_spec(curves: dict[str, list[float]], unigram: float, every: int = 1,
+                     checkpoints: dict[str, list] | None = None) -> dict:
+    """The four training-loss curves on one plot, with the unigram level U as a dashed line, and each run's
+    validation loss at its checkpoints (``[[step, loss], ...]``) as markers."""
     series = []
     for label, curve in curves.items():
         ys = _clean(curve)[::every]
         series.append({"label": label, "x": list(range(1, len(curve) + 1, every)), "y": ys})
+    for label, points in (checkpoints or {}).items():
+        series.append({"label": f"{label}, validation", "x": [p[0] for p in points],
+                       "y": _clean([p[1] for p in points]), "marker": True})
     return {"title": "Training loss of the grader's re-runs", "xlabel": "step", "ylabel": "training loss (nats/char)",
             "logy": False, "series": series, "hlines": [{"label": f"unigram U = {unigram:.3f}", "y": unigram}]}
 

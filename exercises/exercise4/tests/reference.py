@@ -24,6 +24,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from exercises.exercise4.tests import settings
+
 #: reference state_dict name -> the skeleton's name.
 NAME_MAP = {
     "ln1.weight": "ln1.weight", "ln1.bias": "ln1.bias",
@@ -35,12 +37,7 @@ NAME_MAP = {
 }
 
 #: The four modes: id -> (residual, prenorm).
-MODES = {
-    "prenorm": (True, True),
-    "no-residual": (False, True),
-    "postnorm": (True, False),
-    "postnorm-no-residual": (False, False),
-}
+MODES = settings.MODES
 
 
 def causal_mask(T: int) -> torch.Tensor:
@@ -90,7 +87,7 @@ def _randomise(module: nn.Module, generator: torch.Generator) -> None:
                 p.copy_(torch.randn(p.shape, generator=generator, dtype=p.dtype) / p.shape[1] ** 0.5)
             else:
                 p.copy_(0.5 * torch.randn(p.shape, generator=generator, dtype=p.dtype))
-                if name.startswith("ln") and name.endswith("weight"):
+                if name.split(".")[-2].startswith("ln") and name.endswith("weight"):  # ln1, ln2, ln_f
                     p.add_(1.0)
 
 
@@ -105,6 +102,16 @@ def random_block(d_model: int, n_heads: int, generator: torch.Generator, residua
 def student_state(block: ReferenceBlock) -> dict[str, np.ndarray]:
     """The block's weights as float64 arrays under the skeleton's names (what the student's block loads)."""
     return {NAME_MAP[k]: v.detach().to(torch.float64).numpy().copy() for k, v in block.state_dict().items()}
+
+
+def run_with_grad(block: ReferenceBlock, x: np.ndarray, cotangent: np.ndarray) -> tuple[np.ndarray, dict, np.ndarray]:
+    """``block(x)`` and the gradients of ``sum(block(x) * cotangent)``: (output, {skeleton name: d/dparam}, d/dx)."""
+    xt = torch.as_tensor(np.asarray(x, dtype=np.float64)).clone().requires_grad_(True)
+    block.zero_grad(set_to_none=True)
+    out = block(xt)
+    (out * torch.as_tensor(np.asarray(cotangent, dtype=np.float64))).sum().backward()
+    grads = {NAME_MAP[k]: p.grad.detach().numpy().copy() for k, p in block.named_parameters()}
+    return out.detach().numpy().copy(), grads, xt.grad.detach().numpy().copy()
 
 
 def with_mode(block: ReferenceBlock, residual: bool, prenorm: bool) -> ReferenceBlock:
@@ -142,6 +149,42 @@ class ReferenceGPT(nn.Module):
         for block in self.h:
             x = block(x)
         return self.lm_head(self.ln_f(x))
+
+
+def random_gpt(config: dict, generator: torch.Generator) -> ReferenceGPT:
+    """A float64 :class:`ReferenceGPT` in ``config``'s mode with every parameter drawn from ``generator``
+    (as :func:`random_block`; embeddings ~ N(0, 1/d_model))."""
+    fields = {k: config[k] for k in ("n_layer", "d_model", "n_heads", "n_ctx", "vocab_size", "residual", "prenorm")}
+    gpt = ReferenceGPT(**fields, dtype=torch.float64)
+    _randomise(gpt, generator)
+    with torch.no_grad():  # embeddings: one row per token, so fan-in is the row's width
+        for emb in (gpt.wte, gpt.wpe):
+            emb.weight.copy_(torch.randn(emb.weight.shape, generator=generator, dtype=torch.float64)
+                             / emb.weight.shape[1] ** 0.5)
+    return gpt.eval()
+
+
+def _skeleton_name(ref: str) -> str:
+    """A ReferenceGPT parameter name under the skeleton's name ("h.0.attn.in_proj_weight" -> "h.0.attn.c_attn.weight")."""
+    parts = ref.split(".", 2)
+    return f"h.{parts[1]}.{NAME_MAP[parts[2]]}" if parts[0] == "h" else ref
+
+
+def gpt_run_with_grad(gpt: ReferenceGPT, ids: np.ndarray, cotangent: np.ndarray) -> tuple[np.ndarray, dict]:
+    """``gpt(ids)`` logits and the gradients of ``sum(logits * cotangent)`` by skeleton name (the tied
+    ``wte.weight`` gets both of its uses' gradients, as in the skeleton)."""
+    gpt.zero_grad(set_to_none=True)
+    out = gpt(torch.from_numpy(np.asarray(ids, dtype=np.int64)))
+    (out * torch.as_tensor(np.asarray(cotangent), dtype=out.dtype)).sum().backward()
+    grads = {_skeleton_name(k): p.grad.detach().numpy().copy() for k, p in gpt.named_parameters()}
+    return out.detach().numpy().copy(), grads
+
+
+def gpt_student_state(gpt: ReferenceGPT) -> dict[str, np.ndarray]:
+    """The GPT's weights under the skeleton's names (``lm_head.weight`` is ``wte.weight``)."""
+    state = {_skeleton_name(k): v.detach().numpy().copy() for k, v in gpt.named_parameters()}
+    state["lm_head.weight"] = state["wte.weight"]
+    return state
 
 
 def gpt_state_names(n_layer: int) -> set[str]:

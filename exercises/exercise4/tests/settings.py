@@ -28,6 +28,17 @@ SEED = 1337
 LR_LOW = 1e-3
 LR_HIGH = 1.5e-2
 
+#: The four modes of a block: id -> (residual, prenorm) (README's table).
+MODES = {
+    "prenorm": (True, True),
+    "no-residual": (False, True),
+    "postnorm": (True, False),
+    "postnorm-no-residual": (False, False),
+}
+#: The mode each run trains (the runs at the high rate use the same models as at the ordinary one).
+RUN_MODES = {"prenorm": "prenorm", "no-residual": "no-residual", "prenorm-high-lr": "prenorm",
+             "postnorm-high-lr": "postnorm"}
+
 #: The four runs: name -> (residual, prenorm, lr). The report's table uses these names.
 RUNS = {
     "prenorm": (True, True, LR_LOW),
@@ -48,6 +59,13 @@ STUCK_WITHIN = 0.15
 HIGH_LR_PRENORM_BELOW = 0.15
 #: ... and post-norm must stay at least U - STUCK_WITHIN and at least HIGH_LR_GAP above pre-norm.
 HIGH_LR_GAP = 0.15
+
+#: "Stays near U" counts only for a run that trained: one that started untrained, at least U + START_ABOVE
+#: (a fresh model predicts about uniformly: ln 80 = 4.38, U + 1.09) ...
+START_ABOVE = 0.5
+#: ... and whose validation loss moved down by at least MOVED_MIN from there (CALIBRATION.md, "Bounds both
+#: ways": every reference run moves by more than 1.0; an untrained model, lr 0, moves by 0).
+MOVED_MIN = 0.5
 
 #: Report numbers: |reported - re-run| allowed per run (nats). CALIBRATION.md, "Reproducing the re-run".
 REPORT_TOLERANCE = {"prenorm": 0.05, "no-residual": 0.05, "prenorm-high-lr": 0.15, "postnorm-high-lr": 0.05}

@@ -23,9 +23,9 @@ def _shape_id(shape):
 def _shapes_check(mode: str):
     """The check of one mode on every shape; it needs that mode's public structure check to pass."""
 
-    def check(submission, rng, shape):
+    def check(submission, clean, rng, shape):
         B, T, d, h, scale = shape
-        check_block(submission, rng, mode, B=B, T=T, d=d, h=h, scale=scale)
+        check_block(submission, clean, rng, mode, B=B, T=T, d=d, h=h, scale=scale)
 
     name = MODE_CHECKS[mode] + "_shapes"
     check.__name__ = check.__qualname__ = name

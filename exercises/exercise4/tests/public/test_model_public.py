@@ -1,10 +1,10 @@
 """Exercise 4, public checks: the ones you can read.
 
-Your model runs in the sandbox, driven by the grader's harness (``exercises/exercise4/harness.py``);
-every expected value is computed here: the reference torch block with the same weights for the
-structure checks, U from the corpus, and the validation loss of each re-trained model, evaluated by
-the grader itself on the weights your training run ends with. The hidden checks repeat the structure
-checks on more shapes.
+Your ``model.py`` runs in the sandbox only to build your model and export it with ``torch.export``
+(``exercises/exercise4/harness.py``). The exported graphs are what is graded: the structure checks, the
+gradient flow and the four re-training runs all run them in a separate process that never imports your
+module, with the grader's own training loop, optimiser, data and seeds. The graph that is checked is the
+graph that is trained. The hidden checks repeat the structure checks on more shapes.
 
 Checks marked ``slow`` re-train your model (four runs, the grader's settings); ``grade exercise4
 --quick`` leaves them out.
@@ -14,20 +14,22 @@ import math
 import numpy as np
 import pytest
 
-from exercises.exercise4.tests.checks import (GATES, LESSON_NUMBERS, REPORT, RUBRIC, check_block,
-                                              concept_check, describe_run, get_run, grad_batch, misconception_check,
-                                              plots, read_report, record, reference, run_label, settings)
+from exercises.exercise4.tests.checks import (GATES, LESSON_NUMBERS, MODE_WORDS, REPORT, RUBRIC, check_block,
+                                              check_gpt, concept_check, describe_run, export_gpt, get_run,
+                                              grad_batch, misconception_check, plots, read_report, record, run_label,
+                                              settings, trained_enough)
 from grader.plugin import CheckFailure
 from grader.static import parse
 
 CONFIG_FIELDS = {"n_layer": None, "d_model": None, "n_heads": None, "n_ctx": None, "vocab_size": None,
                  "residual": True, "prenorm": True}
 
-
-@pytest.fixture(scope="module")
-def runs():
-    """The re-training runs of this grading, made once and shared by the checks that need them."""
-    return {}
+#: The skeleton's block parameters (state_dict names).
+BLOCK_PARAMS = {"ln1.weight", "ln1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
+                "attn.c_proj.bias", "ln2.weight", "ln2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight",
+                "mlp.c_proj.bias"}
+#: The modes the re-training runs use.
+TRAINED_MODES = ("prenorm", "no-residual", "postnorm")
 
 
 # ---------------------------------------------------------------------------------------- gates
@@ -58,7 +60,7 @@ def test_contract(submission):
             problems.append(f"Config has no field {name}")
         elif default is not None and defaults[name] is not default:
             problems.append(f"Config.{name} should default to {default} (got {defaults[name]!r})")
-    want = {reference.NAME_MAP[k] for k in reference.NAME_MAP}
+    want = BLOCK_PARAMS
     got = set(info.get("block_params", {}))
     if got != want:
         if want - got:
@@ -85,45 +87,81 @@ def test_report_file(submission):
 
 @pytest.mark.check(points=2, depends=GATES,
                    hint="Pre-norm: x = x + attn(ln1(x)); x = x + mlp(ln2(x)). The residual adds to x, not to ln1(x).")
-def test_block_prenorm(submission, rng):
-    """Block with residual=True, prenorm=True matches the reference pre-norm block (float64, 1e-6)."""
-    check_block(submission, rng, "prenorm", B=2, T=7, d=32, h=4)
+def test_block_prenorm(submission, clean, rng):
+    """Block with residual=True, prenorm=True matches the reference pre-norm block (float64, 1e-6; output and
+    gradient, training and eval mode)."""
+    check_block(submission, clean, rng, "prenorm", B=2, T=7, d=32, h=4)
 
 
 @pytest.mark.check(points=2, depends=GATES,
                    hint="Without residuals each sub-layer's output replaces x: x = attn(ln1(x)); x = mlp(ln2(x)).")
-def test_block_no_residual(submission, rng):
+def test_block_no_residual(submission, clean, rng):
     """Block with residual=False, prenorm=True matches the reference block without residuals."""
-    check_block(submission, rng, "no-residual", B=2, T=7, d=32, h=4)
+    check_block(submission, clean, rng, "no-residual", B=2, T=7, d=32, h=4)
 
 
 @pytest.mark.check(points=2, depends=GATES,
                    hint="Post-norm normalises after the addition: x = ln1(x + attn(x)); x = ln2(x + mlp(x)).")
-def test_block_postnorm(submission, rng):
+def test_block_postnorm(submission, clean, rng):
     """Block with residual=True, prenorm=False matches the reference post-norm block."""
-    check_block(submission, rng, "postnorm", B=2, T=7, d=32, h=4)
+    check_block(submission, clean, rng, "postnorm", B=2, T=7, d=32, h=4)
 
 
 @pytest.mark.check(points=2, depends=GATES,
                    hint="Both switches off: x = ln1(attn(x)); x = ln2(mlp(x)).")
-def test_block_postnorm_no_residual(submission, rng):
+def test_block_postnorm_no_residual(submission, clean, rng):
     """Block with residual=False, prenorm=False matches the reference post-norm block without residuals."""
-    check_block(submission, rng, "postnorm-no-residual", B=2, T=7, d=32, h=4)
+    check_block(submission, clean, rng, "postnorm-no-residual", B=2, T=7, d=32, h=4)
 
+
+# ---------------------------------------------------------------------------------------- the model that is trained
+
+@pytest.mark.check(points=0, depends=GATES,
+                   hint="Write forward with tensor operations only: no Python branch on a tensor's value, no .item(), "
+                        "NumPy or printing inside forward, no state kept between calls.")
+def test_export(submission, exports, request):
+    """Your GPT exports with torch.export in every trained mode, as a graph the grader can run."""
+    for mode in TRAINED_MODES:
+        export_gpt(exports, submission, mode)
+    record(request, "Exported in training and eval mode: " + ", ".join(MODE_WORDS[m] for m in TRAINED_MODES) + ".")
+
+
+def _gpt_check(mode: str):
+    def check(submission, clean, exports, rng, request):
+        check_gpt(submission, clean, exports, rng, mode, request)
+
+    name = f"test_gpt_{mode.replace('-', '_')}"
+    check.__name__ = check.__qualname__ = name
+    check.__doc__ = (f"GPT({MODE_WORDS[mode]}), exported as the grader trains it, equals the reference GPT "
+                     "(logits and gradients, training and eval mode).")
+    return pytest.mark.check(
+        points=0, depends=["test_export"],
+        hint="The re-training checks train exactly this graph: it must be the skeleton's GPT around your Block, "
+             "the same in training and eval mode, with nothing hidden from autograd.")(check)
+
+
+for _mode in TRAINED_MODES:
+    globals()[f"test_gpt_{_mode.replace('-', '_')}"] = _gpt_check(_mode)
+del _mode
 
 # ---------------------------------------------------------------------------------------- gradient flow (fast)
 
-@pytest.mark.check(points=3, depends=GATES,
+@pytest.mark.check(points=3, depends=["test_export"],
                    hint="With residual=False each block's output must replace its input; check that GPT builds "
                         "its blocks from the config it is given.")
-def test_gradient_flow(submission, request):
+def test_gradient_flow(submission, clean, exports, request):
     """At initialisation, the gradient reaching the first block is orders of magnitude smaller without residuals."""
     x, y = grad_batch()
     profiles, problems = {}, []
     for label, (residual, prenorm) in (("pre-norm, residuals", (True, True)), ("no residuals", (False, True)),
                                        ("post-norm, residuals", (True, False))):
-        out = submission.grad_flow(settings.model_config(residual, prenorm), settings.SEED, x, y)
+        mode = next(m for m, v in settings.MODES.items() if v == (residual, prenorm))
+        ex = export_gpt(exports, submission, mode)
+        out = clean.call(submission, "grad_flow", ex["train"], ex["state"], x, y, settings.MODEL["n_layer"])
         blocks = out.get("blocks") if isinstance(out, dict) else None
+        if blocks is None:
+            raise CheckFailure(f"The grader could not find where each block of the {label} model gets its input "
+                               "in the exported graph: keep GPT's loop `for block in self.h: x = block(x)`.")
         if not isinstance(blocks, list) or len(blocks) != settings.MODEL["n_layer"] or not all(
                 isinstance(v, float) and math.isfinite(v) for v in blocks):
             raise CheckFailure(f"The gradient of the {label} model could not be measured "
@@ -154,13 +192,13 @@ def test_gradient_flow(submission, request):
 # ---------------------------------------------------------------------------------------- ablation by re-training (slow)
 
 @pytest.mark.slow
-@pytest.mark.check(points=3, depends=["test_block_prenorm"],
+@pytest.mark.check(points=3, depends=["test_gpt_prenorm"],
                    hint="If your block matches the reference, look at GPT: does it use the config's switches and "
                         "the skeleton's initialisation?")
-def test_prenorm_learns(submission, runs, request):
+def test_prenorm_learns(submission, runs, exports, clean, request):
     """Re-trained by the grader, pre-norm with residuals gets clearly below the unigram level U."""
     U = settings.unigram_loss()
-    run = get_run(runs, submission, "prenorm")
+    run = get_run(runs, exports, clean, submission, "prenorm")
     limit = U - settings.PRENORM_BELOW
     text = (f"validation loss after {settings.TRAIN['steps']} steps at lr {settings.LR_LOW:g}: {describe_run(run)}; "
             f"U = {U:.3f}; needed <= {limit:.3f}")
@@ -170,18 +208,21 @@ def test_prenorm_learns(submission, runs, request):
 
 
 @pytest.mark.slow
-@pytest.mark.check(points=3, depends=["test_block_no_residual"],
+@pytest.mark.check(points=3, depends=["test_gpt_no_residual"],
                    hint="With residual=False, GPT's blocks must use the switch: check that GPT passes its config to "
                         "every Block.")
-def test_no_residual_stays_at_unigram(submission, runs, request):
+def test_no_residual_stays_at_unigram(submission, runs, exports, clean, request):
     """Re-trained by the grader, the model without residuals stays near the unigram level U."""
     U = settings.unigram_loss()
-    run = get_run(runs, submission, "no-residual")
+    run = get_run(runs, exports, clean, submission, "no-residual")
     limit = U - settings.STUCK_WITHIN
-    text = (f"validation loss after {settings.TRAIN['steps']} steps at lr {settings.LR_LOW:g}: {describe_run(run)}; "
-            f"U = {U:.3f}; expected >= {limit:.3f}")
+    text = (f"validation loss after {settings.TRAIN['steps']} steps at lr {settings.LR_LOW:g}: {describe_run(run)} "
+            f"(from {run['val_start']:.3f} before training); U = {U:.3f}; expected >= {limit:.3f}")
     if run["diverged"]:
         raise CheckFailure(text + ": it should stay near U, not blow up.")
+    if not trained_enough(run):
+        raise CheckFailure(text + f": the loss did not come down from where it started by at least "
+                                  f"{settings.MOVED_MIN:g}, so the run shows no training, not the unigram level.")
     if not run["val_loss"] >= limit:
         raise CheckFailure(text + ": it learned well below letter frequencies, so the residual switch does not "
                                   "remove the residuals in the model that is trained.",
@@ -190,14 +231,14 @@ def test_no_residual_stays_at_unigram(submission, runs, request):
 
 
 @pytest.mark.slow
-@pytest.mark.check(points=3, depends=["test_block_prenorm", "test_block_postnorm"],
+@pytest.mark.check(points=3, depends=["test_gpt_prenorm", "test_gpt_postnorm"],
                    hint="Post-norm must fail at the high rate where pre-norm learns; if both learn, check that "
                         "GPT passes prenorm to every Block.")
-def test_postnorm_fails_at_high_lr(submission, runs, request):
+def test_postnorm_fails_at_high_lr(submission, runs, exports, clean, request):
     """At the high learning rate, post-norm fails where pre-norm at the same rate learns (no warm-up)."""
     U = settings.unigram_loss()
-    pre = get_run(runs, submission, "prenorm-high-lr")
-    post = get_run(runs, submission, "postnorm-high-lr")
+    pre = get_run(runs, exports, clean, submission, "prenorm-high-lr")
+    post = get_run(runs, exports, clean, submission, "postnorm-high-lr")
     lr = settings.LR_HIGH
     pre_limit, post_limit = U - settings.HIGH_LR_PRENORM_BELOW, U - settings.STUCK_WITHIN
     text = (f"at lr {lr:g}: pre-norm {describe_run(pre)} (needed <= {pre_limit:.3f}), post-norm {describe_run(post)} "
@@ -206,7 +247,10 @@ def test_postnorm_fails_at_high_lr(submission, runs, request):
     if pre["diverged"] or not pre["val_loss"] <= pre_limit:
         problems.append("pre-norm did not learn at the high rate")
     if not post["diverged"]:
-        if not post["val_loss"] >= post_limit:
+        if not trained_enough(post):
+            problems.append(f"post-norm did not train (its loss started at {post['val_start']:.3f} and moved by less "
+                            f"than {settings.MOVED_MIN:g})")
+        elif not post["val_loss"] >= post_limit:
             problems.append("post-norm learned at the high rate")
         elif not pre["diverged"] and not post["val_loss"] - pre["val_loss"] >= settings.HIGH_LR_GAP:
             problems.append(f"post-norm is less than {settings.HIGH_LR_GAP:g} nats above pre-norm")
@@ -219,18 +263,17 @@ def test_postnorm_fails_at_high_lr(submission, runs, request):
 
 
 @pytest.mark.slow
-@pytest.mark.check(points=3, depends=["test_block_prenorm", "test_block_no_residual", "test_block_postnorm",
-                                      "test_report_file"],
+@pytest.mark.check(points=3, depends=["test_export", "test_report_file"],
                    hint="Copy the numbers `python model.py` prints (it trains the four runs with the grader's "
                         "settings) into the table of report.md.")
-def test_report_numbers_match_rerun(submission, runs, request):
+def test_report_numbers_match_rerun(submission, runs, exports, clean, request):
     """The validation losses in report.md agree with the grader's re-run of your model."""
     report = read_report(submission)
     if report.problems:
         raise CheckFailure("The table of report.md could not be read: " + "; ".join(report.problems) + ".")
     rows, off = [], []
     for name in settings.RUNS:
-        run = get_run(runs, submission, name)
+        run = get_run(runs, exports, clean, submission, name)
         reported = report.numbers[name]
         tol = settings.REPORT_TOLERANCE[name]
         if run["diverged"]:
@@ -263,8 +306,10 @@ def test_loss_curves(submission, runs, request):
         pytest.skip("no re-training run was made")
     curves = {run_label(name): made[name]["curve"] for name in settings.RUNS if name in made}
     losses = {name: (None if r["diverged"] else round(r["val_loss"], 4)) for name, r in made.items()}
+    checkpoints = {run_label(name): made[name]["checkpoints"] for name in settings.RUNS if name in made}
     record(request, "; ".join(f"{n}: {v}" for n, v in losses.items()) + ".",
-           {"plot": plots.loss_curves_spec(curves, settings.unigram_loss()), "val_loss": losses,
+           {"plot": plots.loss_curves_spec(curves, settings.unigram_loss(), checkpoints=checkpoints),
+            "val_loss": losses, "checkpoints": checkpoints,
             "seconds": {n: round(r["seconds"], 1) for n, r in made.items()}})
 
 

@@ -1,0 +1,27 @@
+"""Fixtures shared by exercise 4's public and hidden checks (judge side).
+
+Each lives for one grading: the plugin ends every fixture between submissions.
+"""
+import pytest
+
+from exercises.exercise4.tests.checks import CleanProcess
+
+
+@pytest.fixture(scope="session")
+def clean():
+    """The clean process of this grading (started on first use): runs and trains the exported model."""
+    process = CleanProcess()
+    yield process
+    process.close()
+
+
+@pytest.fixture(scope="session")
+def exports():
+    """The student's model exported in each mode, made once per grading: (kind, mode) -> export or failure."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def runs():
+    """The re-training runs of this grading, made once and shared by the checks that need them."""
+    return {}
