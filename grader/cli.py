@@ -11,13 +11,42 @@ from pathlib import Path
 
 import click
 
-from . import corpus, exercises, judge, report
+from . import corpus, exercises, judge, progress, report
+
+
+class _ProgressLine:
+    """Shows :mod:`grader.progress` on stderr: one line rewritten in place on a terminal, the milestones as
+    plain lines when stderr is a pipe or a file (a log stays readable)."""
+
+    def __init__(self):
+        self.tty = sys.stderr.isatty()
+        self.width = 0
+
+    def __call__(self, text: str, milestone: bool) -> None:
+        if self.tty:
+            text = text[:150]
+            sys.stderr.write("\r" + text.ljust(self.width))
+            self.width = len(text)
+            sys.stderr.flush()
+        elif milestone:
+            click.echo(text, err=True)
+
+    def clear(self) -> None:
+        if self.tty and self.width:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
 
 
 def _grade_and_show(name: str, submission: Path, *, seed: int | None, as_json: bool,
                     report_path: Path | None, verbose: bool = False, quick: bool = False):
     exercise = exercises.load(name)
-    result = judge.grade(exercise, submission, seed=seed, quick=quick)
+    line = _ProgressLine()
+    progress.listen(line)
+    try:
+        result = judge.grade(exercise, submission, seed=seed, quick=quick)
+    finally:
+        progress.listen(None)
+        line.clear()
     path = report.write_html(result, report_path or Path("reports") / f"{name}.html")
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2))

@@ -120,6 +120,7 @@ class SubmissionResult:
             "score": round(self.score, 6),
             "max_score": round(self.max_score, 6),
             "seed": self.seed,
+            "needs_review": list(self.needs_review),
             "checks": [
                 {
                     "name": c.name,

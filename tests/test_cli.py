@@ -80,7 +80,7 @@ def test_grade_json_prints_one_object_with_the_documented_keys(tmp_path, monkeyp
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)  # the whole of stdout is one JSON object
     assert (tmp_path / "reports" / "exercise3.html").is_file()  # the default report path
-    assert set(summary) == {"exercise", "score", "max_score", "seed", "checks"}
+    assert set(summary) == {"exercise", "score", "max_score", "seed", "needs_review", "checks"}
     assert summary["exercise"] == "exercise3" and summary["seed"] == 7
     assert summary["score"] == summary["max_score"] > 0
     for check in summary["checks"]:
@@ -207,3 +207,21 @@ def test_ctrl_c_stops_the_students_code_at_once_and_leaves_nothing_behind(tmp_pa
     assert time.monotonic() - sent < 5, out.decode()
     assert proc.returncode != 0 and b"Aborted" in out
     assert list(tmp_path.glob("grader-sandbox-*")) == []
+
+
+def test_progress_goes_to_stderr_as_plain_milestone_lines_when_piped(capsys):
+    """Exercise 4's re-training reports progress; off a terminal only the milestones are printed, on stderr."""
+    from grader import cli, progress
+
+    line = cli._ProgressLine()
+    assert not line.tty  # pytest captures stderr: not a terminal
+    progress.listen(line)
+    try:
+        progress.say("prenorm 50/400 (2.900)")
+        progress.say("prenorm 100/400 (2.702)", milestone=True)
+    finally:
+        progress.listen(None)
+    progress.say("nobody listens now", milestone=True)
+    captured = capsys.readouterr()
+    assert captured.err == "prenorm 100/400 (2.702)\n"
+    assert captured.out == ""

@@ -18,6 +18,7 @@ import contextlib
 import functools
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -295,33 +296,97 @@ def run_label(name: str) -> str:
     return f"{name} (lr {lr:g})"
 
 
-def get_run(cache: dict, exports: dict, clean: CleanProcess, submission, name: str) -> dict:
-    """The grader's re-run ``name`` of the student's exported GPT (made once per grading, then cached).
+class Runs:
+    """The four re-training runs of one grading, made once, two at a time (one clean process each, one
+    torch thread each: on two cores the four runs take the time of two). The ``runs`` fixture holds one.
+
+    The student's model is exported first, in the calling thread (the student's sandbox serves one call
+    at a time); the runs then go in two lanes: ``prenorm`` then ``prenorm-high-lr``, and ``no-residual``
+    then ``postnorm-high-lr``.
+    """
+
+    LANES = (("prenorm", "prenorm-high-lr"), ("no-residual", "postnorm-high-lr"))
+
+    def __init__(self):
+        self.results: dict[str, dict | BaseException] = {}
+        self.done: dict[str, threading.Event] = {name: threading.Event() for name in settings.RUNS}
+        self.status: dict[str, str] = {}
+        self.lanes: list[tuple[threading.Thread, CleanProcess]] = []
+        self._lock = threading.Lock()
+
+    def get(self, exports: dict, submission, name: str) -> dict:
+        """Run ``name``'s result (:func:`_train`); starts all runs on the first call.
+
+        Raises:
+            SubmissionError, CheckFailure: the run's failure (exported model unusable, or its run failed).
+        """
+        if not self.lanes:
+            for mode in dict.fromkeys(settings.RUN_MODES.values()):  # export in this thread, before the lanes
+                with contextlib.suppress(SubmissionError, CheckFailure):
+                    export_gpt(exports, submission, mode)
+            for names in self.LANES:
+                clean = CleanProcess()
+                thread = threading.Thread(target=self._lane, args=(names, exports, clean, submission), daemon=True,
+                                          name=f"exercise4-runs-{names[0]}")
+                self.lanes.append((thread, clean))
+                thread.start()
+        while not self.done[name].wait(0.5):
+            pass
+        value = self.results[name]
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
+    @property
+    def made(self) -> dict[str, dict]:
+        """The runs that finished with a result, by name."""
+        return {n: v for n, v in self.results.items() if isinstance(v, dict)}
+
+    def _lane(self, names, exports, clean, submission) -> None:
+        for name in names:
+            try:
+                self.results[name] = _train(exports, clean, submission, name, self._report)
+            except (SubmissionError, CheckFailure) as exc:
+                self.results[name] = exc
+            except Exception as exc:  # noqa: BLE001 - a grader error: raised again in the check that reads it
+                self.results[name] = exc
+            finally:
+                self.done[name].set()
+
+    def _report(self, name: str, text: str, milestone: bool) -> None:
+        """One progress line for all runs under way ("prenorm 150/400 (2.612) | no-residual 150/400 (3.351)")."""
+        with self._lock:
+            self.status[name] = text
+            line = " | ".join(self.status[n] for n in settings.RUNS if n in self.status)
+        progress.say(line, milestone=milestone)
+
+    def close(self) -> None:
+        """Stop the runs' clean processes (a run under way ends with a failure) and wait for the lanes."""
+        for thread, clean in self.lanes:
+            clean.close()
+        for thread, _ in self.lanes:
+            thread.join(timeout=10)
+
+
+def get_run(runs: Runs, exports: dict, submission, name: str) -> dict:
+    """The grader's re-run ``name`` of the student's exported GPT (:meth:`Runs.get`)."""
+    return runs.get(exports, submission, name)
+
+
+def _train(exports: dict, clean: CleanProcess, submission, name: str, report) -> dict:
+    """Train the exported GPT of run ``name`` in the clean process with the grader's loop, in chunks of
+    :data:`CHUNK` steps (``report(name, text, milestone)`` between them), with a validation checkpoint every
+    :data:`CHECKPOINT_EVERY` steps.
 
     Returns ``{"val_loss": float (NaN when the run diverged), "val_start": the loss before training,
     "curve": training loss per step, "checkpoints": [[step, validation loss], ...], "seconds", "diverged"}``.
-    Raises (and caches) the failure: a :class:`SubmissionError` from the export, or a :class:`CheckFailure`.
     """
-    if name not in cache:
-        try:
-            cache[name] = _train(exports, clean, submission, name)
-        except (SubmissionError, CheckFailure) as exc:
-            cache[name] = exc
-    value = cache[name]
-    if isinstance(value, BaseException):
-        raise value
-    return value
-
-
-def _train(exports: dict, clean: CleanProcess, submission, name: str) -> dict:
-    """Train the exported GPT of run ``name`` in the clean process with the grader's loop, in chunks of
-    :data:`CHUNK` steps (progress between them), with a validation checkpoint every :data:`CHECKPOINT_EVERY`."""
     residual, prenorm, lr = settings.RUNS[name]
     mode = settings.RUN_MODES[name]
     ex = export_gpt(exports, submission, mode)
     train, val, _ = settings.corpus()
-    steps, label = settings.TRAIN["steps"], run_label(name)
-    progress.say(f"{label}: starting", milestone=True)
+    steps = settings.TRAIN["steps"]
+    report(name, f"{name}: starting", False)
     start = clean.call(submission, "start_run", name, ex["train"], ex["eval"], ex["state"], train, val,
                        settings.eval_starts(len(val)), lr=lr, seed=settings.SEED,
                        batch_size=settings.TRAIN["batch_size"], weight_decay=settings.TRAIN["weight_decay"],
@@ -337,8 +402,7 @@ def _train(exports: dict, clean: CleanProcess, submission, name: str) -> dict:
                 raise CheckFailure(f"The re-run {name} stopped unexpectedly after {len(curve)} steps.")
             curve += [_number(v) for v in chunk]
             done = len(curve)
-            progress.say(f"{label}: step {done}/{steps}, training loss {curve[-1]:.3f}",
-                         milestone=done % CHECKPOINT_EVERY == 0)
+            report(name, f"{name} {done}/{steps} ({curve[-1]:.3f})", done % CHECKPOINT_EVERY == 0)
             if done % CHECKPOINT_EVERY == 0 and done < steps and not out.get("diverged"):
                 checkpoints.append([done, _number(clean.call(submission, "checkpoint", name).get("val_loss"))])
         final = clean.call(submission, "checkpoint", name, True)
@@ -353,7 +417,7 @@ def _train(exports: dict, clean: CleanProcess, submission, name: str) -> dict:
         checkpoints.append([len(curve), result["val_loss"]])
         if reference is not None:
             result["val_loss"] = _judge_val_loss(name, final.get("weights"), result["val_loss"])
-    progress.say(f"{label}: validation loss {describe_run(result)}", milestone=True)
+    report(name, f"{name}: validation {describe_run(result)}", True)
     return result
 
 
@@ -506,6 +570,6 @@ def misconception_check(m: rubric.Misconception):
 
 
 __all__ = ["GATES", "ATOL", "MODE_CHECKS", "MODE_WORDS", "record", "torch_generator", "draw_x", "block_config",
-           "check_block", "check_gpt", "export_gpt", "trained_enough", "CleanProcess", "get_run", "run_label", "describe_run", "grad_batch", "read_report", "assess",
+           "check_block", "check_gpt", "export_gpt", "trained_enough", "CleanProcess", "Runs", "get_run", "run_label", "describe_run", "grad_batch", "read_report", "assess",
            "concept_check", "misconception_check", "RUBRIC", "LESSON_NUMBERS", "REPORT", "plots", "reference",
            "settings", "mistakes"]

@@ -4,7 +4,7 @@ Each lives for one grading: the plugin ends every fixture between submissions.
 """
 import pytest
 
-from exercises.exercise4.tests.checks import CleanProcess
+from exercises.exercise4.tests.checks import CleanProcess, Runs
 
 
 @pytest.fixture(scope="session")
@@ -23,5 +23,7 @@ def exports():
 
 @pytest.fixture(scope="session")
 def runs():
-    """The re-training runs of this grading, made once and shared by the checks that need them."""
-    return {}
+    """The re-training runs of this grading, made once (two at a time) and shared by the checks that need them."""
+    process = Runs()
+    yield process
+    process.close()

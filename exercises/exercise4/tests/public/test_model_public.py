@@ -195,10 +195,10 @@ def test_gradient_flow(submission, clean, exports, request):
 @pytest.mark.check(points=3, depends=["test_gpt_prenorm"],
                    hint="If your block matches the reference, look at GPT: does it use the config's switches and "
                         "the skeleton's initialisation?")
-def test_prenorm_learns(submission, runs, exports, clean, request):
+def test_prenorm_learns(submission, runs, exports, request):
     """Re-trained by the grader, pre-norm with residuals gets clearly below the unigram level U."""
     U = settings.unigram_loss()
-    run = get_run(runs, exports, clean, submission, "prenorm")
+    run = get_run(runs, exports, submission, "prenorm")
     limit = U - settings.PRENORM_BELOW
     text = (f"validation loss after {settings.TRAIN['steps']} steps at lr {settings.LR_LOW:g}: {describe_run(run)}; "
             f"U = {U:.3f}; needed <= {limit:.3f}")
@@ -211,10 +211,10 @@ def test_prenorm_learns(submission, runs, exports, clean, request):
 @pytest.mark.check(points=3, depends=["test_gpt_no_residual"],
                    hint="With residual=False, GPT's blocks must use the switch: check that GPT passes its config to "
                         "every Block.")
-def test_no_residual_stays_at_unigram(submission, runs, exports, clean, request):
+def test_no_residual_stays_at_unigram(submission, runs, exports, request):
     """Re-trained by the grader, the model without residuals stays near the unigram level U."""
     U = settings.unigram_loss()
-    run = get_run(runs, exports, clean, submission, "no-residual")
+    run = get_run(runs, exports, submission, "no-residual")
     limit = U - settings.STUCK_WITHIN
     text = (f"validation loss after {settings.TRAIN['steps']} steps at lr {settings.LR_LOW:g}: {describe_run(run)} "
             f"(from {run['val_start']:.3f} before training); U = {U:.3f}; expected >= {limit:.3f}")
@@ -234,11 +234,11 @@ def test_no_residual_stays_at_unigram(submission, runs, exports, clean, request)
 @pytest.mark.check(points=3, depends=["test_gpt_prenorm", "test_gpt_postnorm"],
                    hint="Post-norm must fail at the high rate where pre-norm learns; if both learn, check that "
                         "GPT passes prenorm to every Block.")
-def test_postnorm_fails_at_high_lr(submission, runs, exports, clean, request):
+def test_postnorm_fails_at_high_lr(submission, runs, exports, request):
     """At the high learning rate, post-norm fails where pre-norm at the same rate learns (no warm-up)."""
     U = settings.unigram_loss()
-    pre = get_run(runs, exports, clean, submission, "prenorm-high-lr")
-    post = get_run(runs, exports, clean, submission, "postnorm-high-lr")
+    pre = get_run(runs, exports, submission, "prenorm-high-lr")
+    post = get_run(runs, exports, submission, "postnorm-high-lr")
     lr = settings.LR_HIGH
     pre_limit, post_limit = U - settings.HIGH_LR_PRENORM_BELOW, U - settings.STUCK_WITHIN
     text = (f"at lr {lr:g}: pre-norm {describe_run(pre)} (needed <= {pre_limit:.3f}), post-norm {describe_run(post)} "
@@ -266,14 +266,14 @@ def test_postnorm_fails_at_high_lr(submission, runs, exports, clean, request):
 @pytest.mark.check(points=3, depends=["test_export", "test_report_file"],
                    hint="Copy the numbers `python model.py` prints (it trains the four runs with the grader's "
                         "settings) into the table of report.md.")
-def test_report_numbers_match_rerun(submission, runs, exports, clean, request):
+def test_report_numbers_match_rerun(submission, runs, exports, request):
     """The validation losses in report.md agree with the grader's re-run of your model."""
     report = read_report(submission)
     if report.problems:
         raise CheckFailure("The table of report.md could not be read: " + "; ".join(report.problems) + ".")
     rows, off = [], []
     for name in settings.RUNS:
-        run = get_run(runs, exports, clean, submission, name)
+        run = get_run(runs, exports, submission, name)
         reported = report.numbers[name]
         tol = settings.REPORT_TOLERANCE[name]
         if run["diverged"]:
@@ -301,7 +301,7 @@ def test_report_numbers_match_rerun(submission, runs, exports, clean, request):
 @pytest.mark.check(points=0, depends=GATES)
 def test_loss_curves(submission, runs, request):
     """The training-loss curves of the grader's re-runs, on one plot (for the report)."""
-    made = {name: value for name, value in runs.items() if isinstance(value, dict)}
+    made = runs.made
     if not made:
         pytest.skip("no re-training run was made")
     curves = {run_label(name): made[name]["curve"] for name in settings.RUNS if name in made}
