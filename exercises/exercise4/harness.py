@@ -173,6 +173,16 @@ def _graph(program) -> tuple[dict, dict]:
 
 
 def _export(module, example: torch.Tensor) -> tuple[dict, dict]:
+    """``module`` exported for ``example`` (the mode it is in), as (graph, tensors).
+
+    The module first runs once as it is: an error of the student's own forward reaches the grader as
+    that error (with its traceback), not as an export problem.
+
+    Raises:
+        ExportError: torch.export could not trace it, or the graph cannot be carried.
+    """
+    with torch.no_grad():
+        module(example)
     try:
         with warnings.catch_warnings():  # torch.export's own deprecation warnings are not the student's output
             warnings.simplefilter("ignore")

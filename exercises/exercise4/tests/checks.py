@@ -152,10 +152,24 @@ def _checked_export(out, what: str) -> dict:
     return out
 
 
+def _exported(submission, function: str, what: str, *args):
+    """``submission.FUNCTION(*args)`` (an export in the student's sandbox), its failure told in the student's
+    terms: the error of their own code as ``what`` raised it, or why torch.export could not trace it.
+
+    Raises:
+        SubmissionError: with the message rewritten (kind and traceback kept).
+    """
+    try:
+        return getattr(submission, function)(*args)
+    except SubmissionError as exc:
+        message = exc.message.replace(f"{function}() raised ExportError: ", "").replace(f"{function}()", what)
+        raise SubmissionError(exc.kind, message[:1].upper() + message[1:], exc.traceback) from None
+
+
 def export_block(submission, config: dict, shape: tuple) -> dict:
     """The student's Block exported for inputs of ``shape`` (float64), checked (:func:`_checked_export`)."""
     what = f"Block({MODE_WORDS[mode_of(config)]})"
-    return _checked_export(submission.export_block(config, list(shape)), what)
+    return _checked_export(_exported(submission, "export_block", what, config, list(shape)), what)
 
 
 def export_gpt(cache: dict, submission, mode: str) -> dict:
@@ -165,8 +179,9 @@ def export_gpt(cache: dict, submission, mode: str) -> dict:
     if key not in cache:
         config = settings.model_config(*settings.MODES[mode])
         try:
-            cache[key] = _checked_export(submission.export_gpt(config, settings.SEED, settings.TRAIN["batch_size"]),
-                                         f"GPT({MODE_WORDS[mode]})")
+            what = f"GPT({MODE_WORDS[mode]})"
+            cache[key] = _checked_export(_exported(submission, "export_gpt", what, config, settings.SEED,
+                                                   settings.TRAIN["batch_size"]), what)
         except (SubmissionError, CheckFailure) as exc:
             cache[key] = exc
     value = cache[key]
