@@ -41,15 +41,15 @@ import torch
 FORMAT = 1
 
 #: ATen operators a graph may call (any overload but ``out`` ones). Tensor maths a small GPT uses,
-#: written in any of the usual ways; nothing random, in-place, or with side effects.
+#: written in any of the usual ways; nothing random, in-place, with side effects, or reading uninitialised
+#: memory (``empty``); attention only without dropout (:func:`_check_call`).
 ALLOWED_OPS = frozenset("""
     linear matmul mm bmm addmm baddbmm t transpose permute view reshape _unsafe_view view_as reshape_as
     contiguous clone alias detach expand expand_as unsqueeze squeeze flatten unflatten split
     split_with_sizes chunk unbind slice select narrow index cat stack repeat flip roll
     add sub rsub mul div neg pow sqrt rsqrt exp log abs reciprocal square tanh erf sigmoid gelu relu silu
     softmax _softmax log_softmax _log_softmax _safe_softmax masked_fill where tril triu
-    ones zeros full empty arange scalar_tensor ones_like zeros_like full_like empty_like
-    new_ones new_zeros new_full new_empty new_tensor
+    ones zeros full arange scalar_tensor ones_like zeros_like full_like new_ones new_zeros new_full new_tensor
     layer_norm native_layer_norm mean var var_mean std sum amax amin max min clamp clamp_min clamp_max
     embedding scaled_dot_product_attention _to_copy to type_as lift_fresh_copy
     eq ne lt le gt ge logical_not logical_and logical_or bitwise_not bitwise_and bitwise_or
@@ -97,6 +97,20 @@ def _operator(op: str):
     return fn
 
 
+def _check_call(op: str, fn, args: list, kwargs: dict) -> None:
+    """Rules for single operators: attention must not drop out (dropout draws random numbers).
+
+    Raises:
+        GraphError: the call breaks a rule.
+    """
+    if op.startswith("aten.scaled_dot_product_attention."):
+        names = [a.name for a in fn._schema.arguments]
+        at = names.index("dropout_p") if "dropout_p" in names else None
+        p = kwargs.get("dropout_p", args[at] if at is not None and at < len(args) else 0.0)
+        if p != 0:
+            raise GraphError(f"its attention uses dropout_p={p!r}: the grader's models have no dropout (dropout_p=0)")
+
+
 def problems(graph) -> list[str]:
     """What is wrong with ``graph`` (empty when it can be run). Pure Python: nothing is executed."""
     try:
@@ -133,7 +147,7 @@ def _check(graph) -> None:
                     or type(args[1]) is not int or kwargs:
                 raise GraphError(f"the call {node['name']} picks a result in a way the grader does not run")
         else:
-            _operator(node.get("op"))
+            _check_call(node["op"], _operator(node.get("op")), args, kwargs)
             for value in [*args, *kwargs.values()]:
                 _check_arg(value, seen, node["name"])
             if not all(isinstance(k, str) and _NAME.match(k) for k in kwargs):
