@@ -117,18 +117,26 @@ def line_plot_png(spec: dict) -> str:
     """Draw a line-plot spec from a check's ``details["plot"]`` as a base64 PNG.
 
     Spec (JSON): ``{"title", "xlabel", "ylabel", "logy": bool, "series": [{"label", "y": [float|None],
-    "x": [float] (optional), "marker": bool}], "hlines": [{"label", "y"}]}``; None/NaN are gaps.
+    "x": [float] (optional), "marker": bool, "line": bool (default true), "like": label of an earlier
+    series whose colour to share (such a series has no legend entry of its own)}], "hlines": [{"label", "y"}],
+    "marker_legend": legend text for the shared-colour markers}``; None/NaN are gaps.
     """
     from matplotlib.ticker import MaxNLocator
 
     fig, ax = _figure(5.6, 3.2)
+    colours: dict[str, str] = {}
     for s in spec.get("series", []):
         ys = [float("nan") if v is None else v for v in s.get("y", [])]
         xs = s.get("x") or list(range(len(ys)))
         if spec.get("logy"):
             ys = [v if v > 0 else float("nan") for v in ys]
-        ax.plot(xs, ys, label=s.get("label", ""), marker="o" if s.get("marker") else None, linewidth=1.2,
-                markersize=3)
+        like = colours.get(s.get("like", ""))
+        line, = ax.plot(xs, ys, label=None if s.get("like") else s.get("label", ""), color=like,
+                        marker="o" if s.get("marker") else None, linewidth=1.2 if s.get("line", True) else 0,
+                        markersize=4 if like else 3)
+        colours[s.get("label", "")] = line.get_color()
+    if spec.get("marker_legend"):
+        ax.plot([], [], "o", color="black", markersize=4, linewidth=0, label=spec["marker_legend"])
     for h in spec.get("hlines", []):
         ax.axhline(h["y"], linestyle="--", color="grey", linewidth=1, label=h.get("label"))
     if spec.get("logy"):

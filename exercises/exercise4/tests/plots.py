@@ -6,8 +6,9 @@ data rather than pictures in the result keeps results small and lets every view 
 overview) draw it its own way. Spec::
 
     {"title": str, "xlabel": str, "ylabel": str, "logy": bool,
-     "series": [{"label": str, "y": [float | None, ...], "x": [float, ...] (optional), "marker": bool}],
-     "hlines": [{"label": str, "y": float}]}
+     "series": [{"label": str, "y": [float | None, ...], "x": [float, ...] (optional), "marker": bool,
+                 "line": bool, "like": label of the series whose colour to share}],
+     "hlines": [{"label": str, "y": float}], "marker_legend": str}
 
 ``None`` / NaN points are gaps (a diverged run).
 """
@@ -32,10 +33,13 @@ def loss_curves_spec(curves: dict[str, list[float]], unigram: float, every: int 
         ys = _clean(curve)[::every]
         series.append({"label": label, "x": list(range(1, len(curve) + 1, every)), "y": ys})
     for label, points in (checkpoints or {}).items():
-        series.append({"label": f"{label}, validation", "x": [p[0] for p in points],
-                       "y": _clean([p[1] for p in points]), "marker": True})
-    return {"title": "Training loss of the grader's re-runs", "xlabel": "step", "ylabel": "training loss (nats/char)",
+        series.append({"label": f"{label}, validation", "like": label, "x": [p[0] for p in points],
+                       "y": _clean([p[1] for p in points]), "marker": True, "line": False})
+    spec = {"title": "Loss of the grader's re-runs", "xlabel": "step", "ylabel": "loss (nats/char)",
             "logy": False, "series": series, "hlines": [{"label": f"unigram U = {unigram:.3f}", "y": unigram}]}
+    if checkpoints:
+        spec["marker_legend"] = "validation loss (dots, same colour)"
+    return spec
 
 
 def grad_flow_spec(profiles: dict[str, list[float]]) -> dict:
