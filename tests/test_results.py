@@ -93,8 +93,11 @@ def test_instructor_override_replaces_the_automatic_points(result):
 
 def test_summary_has_exactly_the_documented_keys(result):
     summary = result.summary()
-    assert set(summary) == {"exercise", "score", "max_score", "seed", "checks"}
+    assert set(summary) == {"exercise", "score", "max_score", "seed", "needs_review", "checks"}
     assert (summary["exercise"], summary["score"], summary["max_score"], summary["seed"]) == ("exercise3", 1.5, 5.5, 7)
+    assert summary["needs_review"] == []
+    result.needs_review.append("report numbers differ from the grader's re-run")
+    assert result.summary()["needs_review"] == ["report numbers differ from the grader's re-run"]
     assert len(summary["checks"]) == 8
     for check in summary["checks"]:
         assert set(check) == {"name", "points", "max_points", "status", "feedback", "diagnosis"}
