@@ -1,10 +1,16 @@
 """Build the student bundle: what students get, and nothing they must not see.
 
 The bundle holds the grader package, ``pyproject.toml``, and for each exercise its README,
-``exercise.toml``, data, skeleton and public tests (everything in the exercise folder
-except ``tests/hidden``), plus a working copy ``EXERCISE/`` of the skeleton at the top so
-``grade EXERCISE`` works at once. ``solutions/``, hidden tests, the grader's own tests and
-corpora are never copied.
+``exercise.toml``, data, skeleton and public tests (everything in the exercise folder except
+``tests/hidden`` and the exercise's :data:`JUDGE_ONLY` files), plus a working copy ``EXERCISE/`` of
+the skeleton at the top so ``grade EXERCISE`` works at once. ``solutions/``, hidden tests, the
+grader's own tests and corpora are never copied.
+
+Nothing in the bundle may implement the answer or reveal a hidden value (DESIGN.md, "Layout"):
+exercise 4's reference block implements every mode, and its calibration holds the numbers the
+grader's re-run gives, so they stay with the judge; in the bundle its checks compare with stored
+cases instead (``exercises/exercise4/tests/cases.py``). ``tests/test_release.py`` checks all this
+on a built bundle.
 """
 from __future__ import annotations
 
@@ -34,6 +40,22 @@ You get a score, every check with a hint, the mistake your answer matches, and a
 
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
 
+#: Paths inside an exercise's folder that stay with the judge besides ``tests/hidden`` (every
+#: exercise's): code that implements the answer, and measurements that hold the re-run's values.
+JUDGE_ONLY = {
+    "exercise4": (
+        "tests/reference.py",  # the reference block: every mode of Block.forward
+        "CALIBRATION.md",      # the re-run's validation losses, which the report check compares with
+        "calibrate.py",        # measures them (on the reference solution by default)
+        "calibration",         # the measurements themselves (JSON)
+    ),
+}
+
+
+def judge_only(name: str, root: Path) -> set[Path]:
+    """The resolved paths of exercise ``name`` (folder ``root``) that are not released."""
+    return {(root / rel).resolve() for rel in ("tests/hidden", *JUDGE_ONLY.get(name, ()))}
+
 
 def build(out: Path, names: list[str] | None = None) -> list[str]:
     """Write the student bundle to ``out`` (which must not exist or be empty).
@@ -54,11 +76,11 @@ def build(out: Path, names: list[str] | None = None) -> list[str]:
     shutil.copy2(root / "pyproject.toml", out / "pyproject.toml")
     for name in names:
         ex = exercises.load(name)
-        hidden = (ex.root / "tests" / "hidden").resolve()
+        kept_back = judge_only(name, ex.root)
 
-        def ignore(folder, entries, hidden=hidden):
+        def ignore(folder, entries, kept_back=kept_back):
             skip = set(_IGNORE(folder, entries))
-            return skip | {e for e in entries if (Path(folder) / e).resolve() == hidden}
+            return skip | {e for e in entries if (Path(folder) / e).resolve() in kept_back}
 
         shutil.copytree(ex.root, out / "exercises" / name, ignore=ignore)
         shutil.copytree(ex.skeleton, out / name, ignore=_IGNORE)

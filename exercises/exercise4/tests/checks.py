@@ -274,7 +274,9 @@ def check_gpt(submission, clean: CleanProcess, cache: dict, rng, mode: str, requ
     ids = rng.integers(0, config["vocab_size"], (settings.TRAIN["batch_size"], config["n_ctx"]))
     if reference is None:
         from exercises.exercise4.tests import cases
-        return cases.check_gpt(submission, clean, ex, ids, rng, what)
+        cases.check_gpt(submission, clean, ex, ids, rng, what)
+        record(request, "The same logits in training and eval mode; gradients agree with finite differences.")
+        return
     gpt = reference.random_gpt(config, torch_generator(rng))
     weights = reference.gpt_student_state(gpt)
     params = _parameters(ex["train"]) | _parameters(ex["eval"])

@@ -4,7 +4,7 @@ The template (skeleton/report.md) has one markdown table whose first column name
 (``prenorm``, ``no-residual``, ``prenorm-high-lr``, ``postnorm-high-lr``) and whose column headed
 ``val loss`` holds the validation loss (the last column when no header says so), and a section headed
 ``## Explanation``. Reading is forgiving about what students
-do to tables: backticks or bold around names, extra columns, spaces, ``2.47 nats``; it is strict about
+do to tables: backticks or bold around names, extra columns, spaces, ``1.234 nats``; it is strict about
 which run a number belongs to.
 """
 from __future__ import annotations

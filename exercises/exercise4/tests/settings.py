@@ -1,8 +1,9 @@
 """The grader's fixed settings for exercise 4 and the corpus they run on (judge side, trusted).
 
-One place for every number the re-training checks use; ``calibrate.py`` and the checks both import
-it, and the skeleton's ``GRADER`` dict must say the same (a test of the grader's own compares them).
-The thresholds come from CALIBRATION.md (the table and how the margins were chosen are there).
+One place for every number the re-training checks use; the checks (and, judge side only, ``calibrate.py``)
+import it, and the skeleton's ``GRADER`` dict must say the same (a test of the grader's own compares them).
+The thresholds come from CALIBRATION.md (judge side, not in the student bundle: the tables and how the
+margins were chosen).
 """
 from __future__ import annotations
 
