@@ -19,7 +19,7 @@ DATA_SHA256 = "4c156a8c24228cca40eb0770d973d799f2704da1e91c7e14fea26731d9639485"
 #: The model every re-training run builds (the skeleton's Config defaults, vocab from the corpus).
 MODEL = dict(n_layer=6, d_model=64, n_heads=4, n_ctx=32)
 
-#: The training loop's settings (the harness's ``train_run`` keyword arguments except ``lr`` and ``seed``).
+#: The training loop's settings (the clean process's ``trainer.start_run`` arguments, and the steps it trains).
 TRAIN = dict(steps=400, batch_size=16, weight_decay=0.01)
 #: Validation windows of n_ctx + 1 characters, evenly spaced over the validation text.
 EVAL_WINDOWS = 512
@@ -62,14 +62,17 @@ HIGH_LR_PRENORM_BELOW = 0.15
 HIGH_LR_GAP = 0.15
 
 #: "Stays near U" counts only for a run that trained: one that started untrained, at least U + START_ABOVE
-#: (a fresh model predicts about uniformly: ln 80 = 4.38, U + 1.09) ...
+#: (a fresh model predicts about uniformly: ln 80 = 4.38, U + 1.09; every reference run, five seeds, starts
+#: at U + 1.076 or above: margin 0.58; a model that already predicts letter frequencies starts at U: 0.5) ...
 START_ABOVE = 0.5
 #: ... and whose validation loss moved down by at least MOVED_MIN from there (CALIBRATION.md, "Bounds both
-#: ways": every reference run moves by more than 1.0; an untrained model, lr 0, moves by 0).
+#: ways": every reference run moves by 1.080 or more, margin 0.58; an untrained model, lr 0, moves by 0).
 MOVED_MIN = 0.5
 
-#: Report numbers: |reported - re-run| allowed per run (nats). CALIBRATION.md, "Reproducing the re-run".
-REPORT_TOLERANCE = {"prenorm": 0.05, "no-residual": 0.05, "prenorm-high-lr": 0.15, "postnorm-high-lr": 0.05}
+#: Report numbers: |reported - re-run| allowed per run (nats). CALIBRATION.md, "Reproducing the re-run": the
+#: steady runs moved by at most 0.008 between two machines (0.05: x6); prenorm-high-lr is chaotic, 24 runs of
+#: seed 1337 (three CPUs, 21 perturbations of 1e-6) differ pairwise by up to 0.156 (0.2: x1.28, 4.4 sigma).
+REPORT_TOLERANCE = {"prenorm": 0.05, "no-residual": 0.05, "prenorm-high-lr": 0.2, "postnorm-high-lr": 0.05}
 
 # ---------------------------------------------------------------------------------------- gradient flow
 #: One backward pass at initialisation on a fixed batch (seed GRAD_SEED): what the lesson says.
