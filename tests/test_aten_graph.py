@@ -158,3 +158,27 @@ def test_the_solution_gpt_exports_with_its_tied_output_layer_as_one_parameter(ex
     assert len(flow["blocks"]) == 6 and all(np.isfinite(flow["blocks"]))
     assert flow["blocks"][0] >= 0.1 * flow["blocks"][-1]
     assert aten_graph.block_inputs(ex["train"], 6)[0] != aten_graph.block_inputs(ex["train"], 6)[1]
+
+
+def test_einsum_and_a_zero_dropout_are_accepted_any_other_dropout_is_not(ex4):
+    """Common ways of writing attention run; nn.Dropout(0.0) in training mode changes nothing and is allowed."""
+    harness, aten_graph, trainer, _ = ex4
+
+    class Einsum(torch.nn.Module):
+        def __init__(self, p):
+            super().__init__()
+            self.proj, self.drop = torch.nn.Linear(4, 4), torch.nn.Dropout(p)
+
+        def forward(self, x):  # (B, T, 4)
+            att = torch.einsum("btc,bsc->bts", x, x).softmax(-1)  # (B, T, T)
+            return self.drop(self.proj(torch.einsum("bts,bsc->btc", att, x)))
+
+    graph, tensors = harness._export(Einsum(0.0).train(), torch.zeros(2, 3, 4))
+    assert aten_graph.problems(graph) == []
+    x = np.random.default_rng(1).standard_normal((2, 3, 4))
+    eager = copy.deepcopy(Einsum(0.0)).double()
+    eager.load_state_dict({k: torch.from_numpy(v).double() for k, v in tensors.items()})
+    np.testing.assert_allclose(trainer.forward(graph, tensors, x)["out"], eager(torch.from_numpy(x)).detach().numpy(),
+                               rtol=0, atol=1e-12)
+    graph, _ = harness._export(Einsum(0.1).train(), torch.zeros(2, 3, 4))
+    assert aten_graph.problems(graph) == ["it uses dropout with p=0.1: the grader's models have no dropout (p=0)"]
