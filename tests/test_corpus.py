@@ -188,3 +188,59 @@ def test_verify_reports_a_check_that_should_pass_full_marks_and_grader_errors():
     absent = corpus.verify(corpus.Case(name="c", folder=Path("."), mistake="m", fails=("test_nope",)),
                            _result(*RIGHT))
     assert absent == ["no check named test_nope"]
+
+
+# --------------------------------------------------------------------------- exercise 4's expectations
+# Exercise 4's corpus is graded in tests/test_exercise4.py (quick mode, and in full the cases that need the
+# re-training checks). Here, without grading: the expectations name real checks, and the diagnoses they
+# expect quote the mistake messages, so a renamed check or reworded message shows at once.
+
+EX4_CASES = corpus.cases("exercise4")
+
+#: exercise-4 case -> the key of exercises/exercise4/tests/hidden/mistakes.py's MESSAGES its diagnosis quotes
+#: (the partial skip's message is a template: quoted with the case's weight, 0.3).
+EX4_MISTAKE_OF_CASE = {
+    "residual_from_normalised": "residual_from_normalised",
+    "postnorm_inside_branch": "norm_wrong_side",
+    "harness_replaced": "residual_switch_ignored",
+    "adamw_patched": "prenorm_switch_ignored",
+    "postnorm_also_prenorm": "postnorm_also_prenorm",
+    "partial_skip": "partial_skip",
+}
+
+
+def _ex4_checks() -> dict[str, bool]:
+    """Exercise 4's check functions: name -> whether it is marked slow (a re-training check)."""
+    import sys
+    import warnings
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    with warnings.catch_warnings():  # their marks (check, slow) are the grading plugin's, unknown here
+        warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
+        from exercises.exercise4.tests.hidden import test_model_hidden
+        from exercises.exercise4.tests.public import test_model_public
+
+    out = {}
+    for module in (test_model_public, test_model_hidden):
+        for name, fn in vars(module).items():
+            marks = {m.name for m in getattr(fn, "pytestmark", [])}
+            if name.startswith("test_") and "check" in marks:
+                out[name] = "slow" in marks
+    return out
+
+
+@pytest.mark.parametrize("case", EX4_CASES, ids=lambda c: c.name)
+def test_exercise4_expectations_name_its_checks(case):
+    checks = _ex4_checks()
+    assert [n for n in (*case.fails, *case.passes) if n not in checks] == []
+    assert not set(case.fails) & set(case.passes)
+
+
+@pytest.mark.parametrize("name", sorted(EX4_MISTAKE_OF_CASE))
+def test_exercise4_case_diagnosis_quotes_its_mistake_message(name):
+    from exercises.exercise4.tests.hidden import mistakes as ex4_mistakes
+
+    case = next(c for c in EX4_CASES if c.name == name)
+    message = ex4_mistakes.MESSAGES[EX4_MISTAKE_OF_CASE[name]].format(wrong="", right="", a=0.3)
+    assert case.diagnosis and case.diagnosis.lower() in message.lower()

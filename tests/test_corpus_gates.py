@@ -33,3 +33,10 @@ def test_zero_point_items_of_a_function_worth_points_are_not_judged():
     case = corpus.Case(name="c", folder=Path("."), mistake="m", fails=("test_p",))
     result = _result(("test_p[warmup]", 0, "passed"), ("test_p[real]", 2, "failed"))
     assert corpus.verify(case, result) == []
+
+
+def test_a_zero_point_gate_that_was_not_run_counts_as_lost():
+    # A gate skipped because the gate before it failed (exercise 4: no export, so no GPT check) did not pass.
+    case = corpus.Case(name="c", folder=Path("."), mistake="m", fails=("test_export", "test_gpt_prenorm"))
+    result = _result(("test_export", 0, "failed"), ("test_gpt_prenorm", 0, "skipped"), ("test_block", 2, "failed"))
+    assert corpus.verify(case, result) == []

@@ -121,34 +121,48 @@ def test_skeleton_differs_from_solution_only_in_the_block():
     assert outside_block(skeleton) == outside_block(solution)
 
 
-def test_students_training_loop_reproduces_the_harness_bit_for_bit():
-    """The skeleton's train() and the harness's train_run give identical curves and weights (same machine,
-    one thread), and the skeleton's estimate_loss() gives the judge's score of those weights, so a student who
-    copies what `python model.py` prints agrees with the re-run."""
+def test_students_training_loop_agrees_with_the_graph_rerun():
+    """The solution's eager train() and estimate_loss() (what `python model.py` runs; the skeleton's are the
+    same) agree with the clean process's trainer on the harness's exported graph: same start, same curve, same
+    weights and validation loss after a short run. Not bit for bit: the graph runs the same ATen calls op by
+    op, but nothing promises the last bits on every CPU: within 1e-4, which holds on any machine at 20 steps
+    of the steady learning rate (CALIBRATION.md, "Reproducing the re-run")."""
     script = textwrap.dedent(f"""
         import sys, json
         sys.path[:0] = [{str(SOLUTION)!r}, {str(EX4)!r}, {str(ROOT)!r}]
-        import torch, harness, model
-        from exercises.exercise4.tests import reference, settings
+        import numpy as np, torch, harness, trainer, model
+        from exercises.exercise4.tests import settings
+        steps, lr, b = 20, 1e-3, settings.TRAIN["batch_size"]
         train, val, chars = model.load_corpus()
+        cfg = settings.model_config(True, True)
+        ex = harness.export_gpt(cfg, settings.SEED, b)
+        start = trainer.start_run("t", ex["train"], ex["eval"], ex["state"], *settings.corpus()[:2],
+                                  settings.eval_starts(len(val)), lr=lr, seed=settings.SEED, batch_size=b,
+                                  weight_decay=settings.TRAIN["weight_decay"], n_ctx=settings.MODEL["n_ctx"])
+        graph = trainer.train_steps("t", steps)
+        final = trainer.checkpoint("t", True)
         torch.manual_seed(settings.SEED)
-        net = model.GPT(model.Config(vocab_size=len(chars), residual=False, prenorm=True))
-        curve = model.train(net, train, 12, 1e-3)
+        net = model.GPT(model.Config(vocab_size=len(chars), residual=True, prenorm=True))
+        ours_start = model.estimate_loss(net, val)
+        curve = model.train(net, train, steps, lr)
         ours = model.estimate_loss(net, val)
-        cfg = settings.model_config(False, True)
-        r = harness.train_run(cfg, settings.corpus()[0], settings.probe_ids(), lr=1e-3, seed=settings.SEED,
-                              **dict(settings.TRAIN, steps=12))
-        same = all((p.detach().numpy() == r["state"][n]).all()
-                   for n, p in net.named_parameters(remove_duplicate=False))
-        judge = reference.val_loss(reference.load_student_gpt(cfg, r["state"]), settings.corpus()[1],
-                                   settings.eval_starts(len(val)), settings.MODEL["n_ctx"])
-        print(json.dumps([curve, r["curve"], same, ours, judge]))
+        params = dict(net.named_parameters())
+        same_names = sorted(params) == sorted(final["weights"])
+        weights = max(float(np.abs(p.detach().numpy() - final["weights"][n]).max()) for n, p in params.items()
+                      if n in final["weights"])
+        print(json.dumps([curve, graph["curve"], ours_start, start["val_loss"], ours, final["val_loss"],
+                          same_names, weights]))
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
-    ours_curve, their_curve, same_weights, ours_val, judge_val = json.loads(out.stdout.strip().splitlines()[-1])
-    assert ours_curve == their_curve and same_weights
-    assert ours_val == pytest.approx(judge_val, abs=1e-4)
+    ours_curve, graph_curve, ours_start, graph_start, ours_val, graph_val, same_names, weights = json.loads(
+        out.stdout.strip().splitlines()[-1])
+    assert len(ours_curve) == len(graph_curve) == 20
+    assert ours_curve[0] > ours_curve[-1] + 0.3, "the short run trains"
+    assert np.abs(np.array(ours_curve) - np.array(graph_curve)).max() <= 1e-4, (ours_curve, graph_curve)
+    assert same_names and weights <= 1e-4
+    assert ours_start == pytest.approx(graph_start, abs=1e-4)
+    assert ours_val == pytest.approx(graph_val, abs=1e-4)
 
 
 # --------------------------------------------------------------------------------------------- reference and mistakes
@@ -279,7 +293,9 @@ def test_solution_passes_every_fast_check(grade4):
     assert not any(c.name in ("test_prenorm_learns", "test_report_numbers_match_rerun") for c in result.checks)
 
 
-QUICK_CASES = [n for n in CASES if n != "fabricated_report"]
+#: Cases whose model is right: they lose points only on the report check, which needs the re-training runs.
+FULL_ONLY = {"fabricated_report", "loss_patched_at_import", "sandbox_aware"}
+QUICK_CASES = [n for n in CASES if n not in FULL_ONLY]
 #: Diagnoses a case may get besides its own expected one (a mistake shows in several modes).
 ALSO_NAMED = {"ignores_switches": ("switch", "Both switches are ignored")}
 
@@ -312,11 +328,114 @@ def test_fabricated_report_is_flagged_while_the_model_passes_the_ablation(grade4
 
 
 def test_solution_report_agrees_with_the_rerun(grade4):
-    """The solution's table agrees with the grader's re-run of the solution's model (so, with the solution's
-    fast checks passing, the solution gets full marks; `grader check-solutions` grades it in full)."""
+    """The solution's table agrees with the grader's re-run of the solution's model within the report's
+    tolerance of each run (so, with the solution's fast checks passing, the solution gets full marks;
+    `grader check-solutions` grades it in full). Not to the last digit: the table was trained on one machine,
+    and on another CPU the last bits of the arithmetic differ, which the chaotic prenorm-high-lr run turns
+    into a few hundredths (CALIBRATION.md, "Reproducing the re-run": REPORT_TOLERANCE comes from that)."""
     result = grade4(CASES["fabricated_report"].folder, quick=False)
     check = next(c for c in result.checks if c.name == "test_report_numbers_match_rerun")
     rerun = {row["run"]: row["rerun"] for row in check.details["report_vs_rerun"]}
     numbers = report_md.read(SOLUTION / "report.md").numbers
+    assert set(rerun) == set(settings.REPORT_TOLERANCE)
     for name, tol in settings.REPORT_TOLERANCE.items():
-        assert abs(numbers[name] - rerun[name]) <= min(tol, 5e-4), (name, numbers[name], rerun[name])
+        assert rerun[name] is not None, f"the re-run {name} diverged"
+        assert abs(numbers[name] - rerun[name]) <= tol, (name, numbers[name], rerun[name], tol)
+
+
+# --------------------------------------------------------------------------------------------- named mistakes: post-norm
+# that also normalises before, and the partial skip (its weight fitted to the output)
+
+def _written_out(block, x, step):
+    """``x`` through the reference block's sub-layers with ``step(i, t, f, ln) -> t`` (i = 0 attention, 1 MLP),
+    written out here rather than with mistakes.py, as a student's block would compute it."""
+    with torch.no_grad():
+        t = torch.as_tensor(np.asarray(x, dtype=np.float64))
+        for i, (f, ln) in enumerate(((block.attend, block.ln1), (block.mlp, block.ln2))):
+            t = step(i, t, f, ln)
+        return t.numpy().copy()
+
+
+def _named(block, x, got) -> str:
+    from grader.compare import diagnose
+
+    return diagnose(got, reference.run(block, x), mistakes.block_mistakes(block, x, got), atol=1e-6)
+
+
+@pytest.mark.parametrize("residual", [True, False], ids=["residual", "no_residual"])
+def test_postnorm_that_also_normalises_before_is_named(residual):
+    block = reference.random_block(32, 4, torch.Generator().manual_seed(5), residual, False)
+    x = 0.3 + 1.7 * np.random.default_rng(5).standard_normal((2, 7, 32))
+    got = _written_out(block, x, lambda i, t, f, ln: ln(t + f(ln(t))) if residual else ln(f(ln(t))))
+    assert _named(block, x, got) == mistakes.MESSAGES["postnorm_also_prenorm"]
+    prenorm = reference.random_block(32, 4, torch.Generator().manual_seed(5), residual, True)
+    assert "postnorm_also_prenorm" not in mistakes.block_mistakes(prenorm, x, got)
+
+
+@pytest.mark.parametrize("prenorm", [True, False], ids=["prenorm", "postnorm"])
+def test_partial_skip_is_named_with_its_fitted_weight(prenorm):
+    """Whatever the weight (either sign, above 1) and the input's scale (x100 flips what the norms see when a
+    changes sign, so the fit must not stop at a = 0), the message says the weight the block used."""
+    block = reference.random_block(32, 4, torch.Generator().manual_seed(6), False, prenorm)
+    rng = np.random.default_rng(6)
+    for a, scale in ((0.3, 1.7), (-0.2, 100.0), (2.5, 1.7)):
+        x = 0.3 + scale * rng.standard_normal((2, 7, 32))
+        got = _written_out(block, x, lambda i, t, f, ln: f(ln(t)) + a * t if prenorm else ln(f(t) + a * t))
+        named = _named(block, x, got)
+        assert named.startswith("A partial skip connection") and f"with a = {a:.4g} (" in named, (a, scale, named)
+
+
+def test_partial_skip_is_named_only_where_it_reproduces_the_output():
+    """Not for the right output, not for a = 1 (the ignored switch has its own name), not for a skip around one
+    sub-layer, not for an output off by more than round-off (a fitted weight explains more than a fixed
+    variant), not with residuals, and not without the student's output to fit."""
+    block = reference.random_block(32, 4, torch.Generator().manual_seed(7), False, True)
+    x = 0.3 + 1.7 * np.random.default_rng(7).standard_normal((2, 7, 32))
+    truth = reference.run(block, x)
+    assert "partial_skip" not in mistakes.block_mistakes(block, x, truth)
+    assert "partial_skip" not in mistakes.block_mistakes(block, x)
+    ignored = _written_out(block, x, lambda i, t, f, ln: t + f(ln(t)))
+    assert _named(block, x, ignored) == mistakes.MESSAGES["residual_switch_ignored"]
+    one = _written_out(block, x, lambda i, t, f, ln: f(ln(t)) + 0.3 * t if i == 0 else f(ln(t)))
+    assert _named(block, x, one) == ""
+    skip = _written_out(block, x, lambda i, t, f, ln: f(ln(t)) + 0.3 * t)
+    assert _named(block, x, skip).startswith("A partial skip connection")
+    assert _named(block, x, skip + 1e-8 * np.random.default_rng(8).standard_normal(skip.shape)) == ""
+    residual = reference.random_block(32, 4, torch.Generator().manual_seed(7), True, True)
+    assert "partial_skip" not in mistakes.block_mistakes(residual, x, skip)
+
+
+# --------------------------------------------------------------------------------------------- attacks on the grader
+# The corpus cases whose model is right where the grader looks: the quick corpus check above cannot see them
+# (they keep every fast check's points), so they are graded here.
+
+def test_a_loss_patched_at_import_reaches_neither_the_training_nor_the_numbers(grade4):
+    """F.cross_entropy patched in model.py (0.9 x every loss): the model keeps every point, and the re-runs
+    are the unpatched model's to the last digit (the fabricated case, the solution's model, graded once per
+    session); only the report, which copied the patched numbers, is flagged, with the real ones beside them."""
+    case = CASES["loss_patched_at_import"]
+    result = grade4(case.folder, quick=False)
+    assert corpus.verify(case, result) == [], _show(result)
+    assert [c.name for c in result.checks if c.status != "passed"] == ["test_report_numbers_match_rerun"], \
+        _show(result)
+
+    def reruns(r):
+        check = next(c for c in r.checks if c.name == "test_report_numbers_match_rerun")
+        return {row["run"]: row["rerun"] for row in check.details["report_vs_rerun"]}
+
+    patched, honest = reruns(result), reruns(grade4(CASES["fabricated_report"].folder, quick=False))
+    assert set(patched) == set(settings.RUNS)
+    for name in settings.RUNS:
+        assert patched[name] == pytest.approx(honest[name], abs=1e-6), name
+
+
+def test_a_model_that_recognises_the_sandbox_is_graded_as_exported(grade4, tmp_path):
+    """Right in the grader's sandbox, wrong elsewhere: what is graded is what the sandbox exported, so every
+    fast check passes (in a full grading the report, from the runs elsewhere, is flagged: expected.toml)."""
+    case = CASES["sandbox_aware"]
+    result = grade4(case.folder, quick=True)
+    assert [c.name for c in result.checks if c.status != "passed"] == [], _show(result)
+    script = f"import sys; sys.path.insert(0, {str(case.folder)!r}); import model; print(model._graded())"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert out.returncode == 0 and out.stdout.split()[-1] == "False", out.stderr[-2000:]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import operator
+import traceback
 import warnings
 
 import numpy as np
@@ -191,12 +192,36 @@ def _export(module, example: torch.Tensor) -> tuple[dict, dict]:
                    for n in program.graph.nodes):
                 program = program.run_decompositions({})  # in-place calls (x += ...) become pure ones
     except Exception as exc:  # noqa: BLE001 - torch.export's errors are many; the message is what counts
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ExportError(
-            f"torch.export could not trace your model: {type(exc).__name__}: {first[:400]}. Write forward with "
-            "tensor operations only: no Python branches on tensor values (use torch.where), no .item() or "
-            "NumPy inside forward, no printing or global state.") from None
+        raise ExportError(_export_failure(exc)) from None
     return _graph(program)
+
+
+#: What torch.export's errors mean in the student's terms (a part of the error's type or text -> why).
+_EXPORT_CAUSES = (
+    ("DataDependent", "a Python `if`, `while`, `.item()` or `.tolist()` on a tensor's value (use torch.where, "
+                      "or a mask)"),
+    ("numpy", "NumPy called on a tensor inside forward (use torch operations)"),
+)
+
+
+def _export_failure(exc: Exception) -> str:
+    """One message for a failed export: the construct, where in model.py, and what to write instead."""
+    text = str(exc).strip()
+    first = text.splitlines()[0][:300] if text else type(exc).__name__
+    cause = next((why for key, why in _EXPORT_CAUSES if key in type(exc).__name__ or key in text[:2000]), None)
+    where = ""
+    source = getattr(model, "__file__", None)
+    frames = [f for f, _ in traceback.walk_tb(exc.__traceback__) if f.f_code.co_filename == source]
+    if frames:
+        import linecache
+
+        line = frames[-1].f_lineno
+        code = linecache.getline(source, line).strip()
+        where = f" at model.py line {line} (`{code[:120]}`)"
+    what = f"{cause}{where}" if cause else f"{type(exc).__name__}: {first}{where}"
+    return (f"torch.export could not trace your model: {what}. Write forward with tensor operations only: no "
+            "Python branches on tensor values (use torch.where), no .item() or NumPy inside forward, no printing "
+            "or global state.")
 
 
 def export_gpt(config: dict, seed: int, batch_size: int) -> dict:

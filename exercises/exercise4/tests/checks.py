@@ -163,7 +163,7 @@ def _exported(submission, function: str, what: str, *args):
         return getattr(submission, function)(*args)
     except SubmissionError as exc:
         message = exc.message.replace(f"{function}() raised ExportError: ", "").replace(f"{function}()", what)
-        raise SubmissionError(exc.kind, message[:1].upper() + message[1:], exc.traceback) from None
+        raise SubmissionError(exc.kind, message, exc.traceback) from None
 
 
 def export_block(submission, config: dict, shape: tuple) -> dict:
@@ -230,13 +230,14 @@ def check_block(submission, clean: CleanProcess, rng, mode: str, B: int, T: int,
     evaluated = clean.call(submission, "forward", ex["eval"], tensors, x, "float64")
     expected, grads, x_grad = reference.run_with_grad(block, x, cotangent)
     expect_array(evaluated["out"], expected, atol=ATOL, what=what,
-                 mistakes=mistakes.block_mistakes(block, x) if mistakes else None)
+                 mistakes=mistakes.block_mistakes(block, x, evaluated["out"]) if mistakes else None)
     trained = clean.call(submission, "forward", ex["train"], tensors, x, "float64", cotangent)
-    expect_train_mode(trained, expected, {**grads, "x": x_grad}, what)
+    expect_train_mode(trained, expected, {**grads, "x": x_grad}, what, "block")
 
 
-def expect_train_mode(got: dict, expected: np.ndarray, grads: dict, what: str) -> None:
-    """Training mode: the output equals ``expected`` and each gradient ``grads[name]`` (``"x"``: the input's).
+def expect_train_mode(got: dict, expected: np.ndarray, grads: dict, what: str, model: str = "block") -> None:
+    """Training mode: the output equals ``expected`` and each gradient ``grads[name]`` (``"x"``: the input's);
+    ``model`` names the reference in messages ("block", "GPT").
 
     Raises:
         CheckFailure: saying which differs (a block that computes otherwise while training, or a
@@ -260,7 +261,7 @@ def expect_train_mode(got: dict, expected: np.ndarray, grads: dict, what: str) -
         names = ", ".join(n if n != "x" else "the input x" for _, n in sorted(off, reverse=True)[:4])
         raise CheckFailure(
             f"{what}: the output is right, but its gradient is not: d/d({names}) differs from the reference "
-            f"block's (largest error {e:.3g} relative to its scale).",
+            f"{model}'s (largest error {e:.3g} relative to its scale).",
             "Part of the computation is hidden from autograd (detach(), torch.no_grad(), .data, or x - x.detach() "
             "tricks): training would follow another model than the one that was checked.")
 
@@ -268,7 +269,7 @@ def expect_train_mode(got: dict, expected: np.ndarray, grads: dict, what: str) -
 def check_gpt(submission, clean: CleanProcess, cache: dict, rng, mode: str, request) -> None:
     """The GPT the grader trains in ``mode`` (exported) equals the reference GPT with the same random
     weights: logits in eval mode; logits and every parameter's gradient in training mode (float64)."""
-    what = f"GPT({MODE_WORDS[mode]}), the model the grader trains,"
+    what = f"GPT({MODE_WORDS[mode]}) (exported: the model the grader trains)"
     ex = export_gpt(cache, submission, mode)
     config = settings.model_config(*settings.MODES[mode])
     ids = rng.integers(0, config["vocab_size"], (settings.TRAIN["batch_size"], config["n_ctx"]))
@@ -302,7 +303,7 @@ def check_gpt(submission, clean: CleanProcess, cache: dict, rng, mode: str, requ
     want = {k: v for k, v in grads.items() if k in params}
     if "lm_head.weight" in params:  # an untied output layer: its gradient is only the output layer's part
         want.pop("lm_head.weight", None)
-    expect_train_mode(dict(trained, x_grad=None), expected, want, what)
+    expect_train_mode(dict(trained, x_grad=None), expected, want, what, "GPT")
     record(request, "Logits and gradients equal the reference GPT's in training and eval mode.")
 
 

@@ -19,6 +19,7 @@ from exercises.exercise4.tests.checks import (GATES, LESSON_NUMBERS, MODE_WORDS,
                                               grad_batch, misconception_check, plots, read_report, record, run_label,
                                               settings, trained_enough)
 from grader.plugin import CheckFailure
+from grader.sandbox import SubmissionError
 from grader.static import parse
 
 CONFIG_FIELDS = {"n_layer": None, "d_model": None, "n_heads": None, "n_ctx": None, "vocab_size": None,
@@ -135,7 +136,7 @@ def _gpt_check(mode: str):
     check.__doc__ = (f"GPT({MODE_WORDS[mode]}), exported as the grader trains it, equals the reference GPT "
                      "(logits and gradients, training and eval mode).")
     return pytest.mark.check(
-        points=0, depends=["test_export"],
+        points=0, depends=GATES,
         hint="The re-training checks train exactly this graph: it must be the skeleton's GPT around your Block, "
              "the same in training and eval mode, with nothing hidden from autograd.")(check)
 
@@ -146,7 +147,7 @@ del _mode
 
 # ---------------------------------------------------------------------------------------- gradient flow (fast)
 
-@pytest.mark.check(points=3, depends=["test_export"],
+@pytest.mark.check(points=3, depends=["test_gpt_prenorm", "test_gpt_no_residual"],
                    hint="With residual=False each block's output must replace its input; check that GPT builds "
                         "its blocks from the config it is given.")
 def test_gradient_flow(submission, clean, exports, request):
@@ -156,7 +157,12 @@ def test_gradient_flow(submission, clean, exports, request):
     for label, (residual, prenorm) in (("pre-norm, residuals", (True, True)), ("no residuals", (False, True)),
                                        ("post-norm, residuals", (True, False))):
         mode = next(m for m, v in settings.MODES.items() if v == (residual, prenorm))
-        ex = export_gpt(exports, submission, mode)
+        try:
+            ex = export_gpt(exports, submission, mode)
+        except (SubmissionError, CheckFailure):
+            if mode == "postnorm":
+                continue  # shown for comparison only: its own checks report the failure
+            raise
         out = clean.call(submission, "grad_flow", ex["train"], ex["state"], x, y, settings.MODEL["n_layer"])
         blocks = out.get("blocks") if isinstance(out, dict) else None
         if blocks is None:
