@@ -233,14 +233,7 @@ def export_gpt(config: dict, seed: int, batch_size: int) -> dict:
         ``{"train": graph, "eval": graph, "state": {target: array}}``: the two graphs (aten_graph's format)
         and the model's initial parameters, buffers and constants (float32 as built).
     """
-    net = _gpt(config, seed)
-    example = torch.zeros(int(batch_size), int(config["n_ctx"]), dtype=torch.int64)
-    net.train()
-    train, state = _export(net, example)
-    net.eval()
-    evaluate, state_eval = _export(net, example)
-    state.update(state_eval)
-    return {"train": train, "eval": evaluate, "state": state}
+    return _both_modes(_gpt(config, seed), torch.zeros(int(batch_size), int(config["n_ctx"]), dtype=torch.int64))
 
 
 def export_block(config: dict, shape: list) -> dict:
@@ -250,11 +243,13 @@ def export_block(config: dict, shape: list) -> dict:
         ``{"train": graph, "eval": graph, "state": {target: array}}`` (the block's own initial tensors; the
         grader replaces the parameters with its own).
     """
-    block = _block(config).to(torch.float64)
-    example = torch.zeros(tuple(int(s) for s in shape), dtype=torch.float64)
-    block.train()
-    train, state = _export(block, example)
-    block.eval()
-    evaluate, state_eval = _export(block, example)
-    state.update(state_eval)
-    return {"train": train, "eval": evaluate, "state": state}
+    return _both_modes(_block(config).to(torch.float64), torch.zeros(tuple(int(s) for s in shape), dtype=torch.float64))
+
+
+def _both_modes(module, example: torch.Tensor) -> dict:
+    """``module`` exported in training mode and in eval mode: ``{"train", "eval", "state"}``."""
+    module.train()
+    train, state = _export(module, example)
+    module.eval()
+    evaluate, state_eval = _export(module, example)
+    return {"train": train, "eval": evaluate, "state": {**state, **state_eval}}
