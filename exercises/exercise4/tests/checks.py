@@ -431,10 +431,11 @@ def _train(exports: dict, clean: CleanProcess, submission, name: str, report) ->
     result = {"curve": curve + [float("nan")] * (steps - len(curve)), "seconds": _number(out.get("seconds")),
               "diverged": diverged, "val_start": checkpoints[0][1], "checkpoints": checkpoints,
               "val_loss": float("nan") if diverged else _number(final.get("val_loss"))}
+    result["reference_val_loss"] = None
     if not diverged:
         checkpoints.append([len(curve), result["val_loss"]])
         if reference is not None:
-            result["val_loss"] = _judge_val_loss(name, final.get("weights"), result["val_loss"])
+            result["reference_val_loss"] = _reference_val_loss(name, final.get("weights"))
     report(name, f"{name}: validation {describe_run(result)}", True)
     return result
 
@@ -443,33 +444,44 @@ def _number(value) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("nan")
 
 
-def _judge_val_loss(name: str, weights, clean_loss: float) -> float:
-    """The validation loss of the trained weights computed in the judge by the reference GPT; it must agree
-    with the clean process's loss of the trained graph (their structures were checked equal on random
-    weights; a graph that behaves otherwise on trained weights is caught here).
-
-    Raises:
-        CheckFailure: the two disagree, or the weights are not the skeleton's.
-    """
+def _reference_val_loss(name: str, weights) -> float | None:
+    """The validation loss of run ``name``'s trained weights, computed in the judge by the reference GPT
+    (None when the weights are not the skeleton's GPT's). See :func:`verified_run`."""
     residual, prenorm, _ = settings.RUNS[name]
-    config = settings.model_config(residual, prenorm)
     state = dict(weights or {})
     if "lm_head.weight" not in state and "wte.weight" in state:
-        state["lm_head.weight"] = state["wte.weight"]
+        state["lm_head.weight"] = state["wte.weight"]  # tied: one tensor in the graph
     try:
-        gpt = reference.load_student_gpt(config, state)
-    except (ValueError, KeyError) as exc:
-        raise CheckFailure(f"The re-run {name} trained, but {exc}: keep the skeleton's GPT (wte, wpe, h, ln_f, "
-                           "a tied lm_head) so the grader can evaluate the trained weights.") from None
+        gpt = reference.load_student_gpt(settings.model_config(residual, prenorm), state)
+    except (ValueError, KeyError):
+        return None
     _, val, _ = settings.corpus()
     with one_thread():
-        loss = reference.val_loss(gpt, val, settings.eval_starts(len(val)), settings.MODEL["n_ctx"])
-    if not abs(loss - clean_loss) <= VAL_ATOL:
+        return reference.val_loss(gpt, val, settings.eval_starts(len(val)), settings.MODEL["n_ctx"])
+
+
+def verified_run(run: dict, name: str) -> dict:
+    """``run``, once the judge has checked that its trained graph still computes the reference GPT: the
+    re-training checks run only on graphs checked equal to the reference on random weights, and this catches
+    a graph that behaves otherwise on the weights it was trained to (the reference GPT's validation loss on
+    those weights must agree with the graph's own within VAL_ATOL). Without the reference (a student's
+    bundle) there is nothing to compare with.
+
+    Raises:
+        CheckFailure: the two losses disagree, or the trained weights are not the skeleton GPT's.
+    """
+    if run["diverged"] or reference is None:
+        return run
+    ref = run.get("reference_val_loss")
+    if ref is None:
+        raise CheckFailure(f"The re-run {name} trained, but its weights are not the skeleton GPT's (wte, wpe, h, "
+                           "ln_f, a tied lm_head), so the grader cannot check what they compute.")
+    if not abs(ref - run["val_loss"]) <= VAL_ATOL:
         raise CheckFailure(
-            f"The re-run {name}: with its trained weights your model's validation loss is {clean_loss:.4f}, but "
-            f"the reference GPT with the same weights gets {loss:.4f}: your model computes something else once "
+            f"The re-run {name}: with its trained weights your model's validation loss is {run['val_loss']:.4f}, "
+            f"but the reference GPT with the same weights gets {ref:.4f}: your model computes something else once "
             "trained than what its structure check saw.")
-    return loss
+    return run
 
 
 @contextlib.contextmanager
@@ -588,6 +600,6 @@ def misconception_check(m: rubric.Misconception):
 
 
 __all__ = ["GATES", "ATOL", "MODE_CHECKS", "MODE_WORDS", "record", "torch_generator", "draw_x", "block_config",
-           "check_block", "check_gpt", "export_gpt", "trained_enough", "CleanProcess", "Runs", "get_run", "run_label", "describe_run", "grad_batch", "read_report", "assess",
+           "check_block", "check_gpt", "export_gpt", "trained_enough", "verified_run", "CleanProcess", "Runs", "get_run", "run_label", "describe_run", "grad_batch", "read_report", "assess",
            "concept_check", "misconception_check", "RUBRIC", "LESSON_NUMBERS", "REPORT", "plots", "reference",
            "settings", "mistakes"]
