@@ -46,7 +46,9 @@ FORMAT = 1
 ALLOWED_OPS = frozenset("""
     linear matmul mm bmm addmm baddbmm einsum mv dot outer t transpose permute view reshape _unsafe_view view_as
     reshape_as unsafe_split unsafe_chunk cumsum maximum minimum sign fill any all isinf isnan isfinite nan_to_num
-    std_mean _assert_tensor_metadata dropout
+    std_mean _assert_tensor_metadata dropout numpy_T mT adjoint swapaxes swapdims movedim moveaxis broadcast_to
+    index_put index_select gather slice_scatter select_scatter logsumexp copy repeat_interleave tensor_split
+    linalg_vector_norm
     contiguous clone alias detach expand expand_as unsqueeze squeeze flatten unflatten split
     split_with_sizes chunk unbind slice select narrow index cat stack repeat flip roll
     add sub rsub mul div neg pow sqrt rsqrt exp log abs reciprocal square tanh erf sigmoid gelu relu silu
@@ -196,6 +198,12 @@ def _check_arg(value, seen: set[str], where: str, depth: int = 0) -> None:
     raise GraphError(f"an argument of {where} is of a kind the grader does not run: {str(value)[:80]}")
 
 
+def _copy(self, src, non_blocking=False):
+    """``aten.copy`` (the pure form of ``self.copy_(src)``): ``src``'s values in ``self``'s shape and dtype,
+    differentiably."""
+    return src.to(self.dtype).expand(self.shape).clone()
+
+
 class Program:
     """A checked graph, ready to run.
 
@@ -217,6 +225,8 @@ class Program:
         self._steps = []
         for node in graph["nodes"]:
             fn = None if node["op"] == "getitem" else _operator(node["op"])
+            if node["op"] == "aten.copy.default":  # what x[...] = v becomes; aten.copy has no autograd formula
+                fn = _copy
             self._steps.append((node["name"], fn, node["args"], node.get("kwargs", {})))
 
     @property
@@ -266,11 +276,17 @@ class Program:
                 raise GraphError(f"no value for the graph's {spec['kind']} {spec['target']}")
             t = tensors[spec["target"]]
             env[spec["name"]] = t.to(self.dtype) if t.dtype == torch.float32 and self.dtype != torch.float32 else t
-        for name, fn, args, kwargs in self._steps:
-            if fn is None:
-                env[name] = env[args[0]["node"]][args[1]]
-            else:
-                env[name] = fn(*self._value(args, env), **{k: self._value(v, env) for k, v in kwargs.items()})
+        default = torch.get_default_dtype()
+        if self.dtype != torch.float32:  # factories without a dtype (torch.ones(T, T)) made float32 when exported
+            torch.set_default_dtype(self.dtype)
+        try:
+            for name, fn, args, kwargs in self._steps:
+                if fn is None:
+                    env[name] = env[args[0]["node"]][args[1]]
+                else:
+                    env[name] = fn(*self._value(args, env), **{k: self._value(v, env) for k, v in kwargs.items()})
+        finally:
+            torch.set_default_dtype(default)
         outputs = [self._value(o, env) for o in self.graph["outputs"]]
         return outputs, {k: env[k] for k in keep if k in env}
 
@@ -289,11 +305,18 @@ class Program:
 def block_inputs(graph: dict, n_layer: int, prefix: str = "h") -> list[str] | None:
     """The node (or input) that feeds block ``i`` of ``prefix`` from outside it, for each block.
 
-    A block's input is the one value computed outside ``h.i`` (not a parameter, buffer or constant)
-    that calls inside ``h.i`` read. None when a block has no such value or several.
+    A block's input is the one value computed from the model's input outside ``h.i`` that calls inside
+    ``h.i`` read (not a parameter, buffer or constant, nor a mask made from them). None when a block has
+    no such value or several.
     """
     kinds = {s["name"]: s["kind"] for s in graph["inputs"]}
     owner = {n["name"]: n.get("module", "") for n in graph["nodes"]}
+    # Values computed from the model's input: a block's input is one of them (a mask made once outside the
+    # blocks and passed to each is not).
+    from_input = {s["name"] for s in graph["inputs"] if s["kind"] == "input"}
+    for node in graph["nodes"]:
+        if any(ref in from_input for ref in _refs([*node["args"], *node.get("kwargs", {}).values()])):
+            from_input.add(node["name"])
     found = []
     for i in range(n_layer):
         scope = f"{prefix}.{i}"
@@ -302,7 +325,7 @@ def block_inputs(graph: dict, n_layer: int, prefix: str = "h") -> list[str] | No
         for node in graph["nodes"]:
             if node["name"] in inside:
                 for ref in _refs([*node["args"], *node.get("kwargs", {}).values()]):
-                    if ref not in inside and kinds.get(ref, "input") == "input":
+                    if ref not in inside and kinds.get(ref, "input") == "input" and ref in from_input:
                         feeds.add(ref)
         if len(feeds) != 1:
             return None

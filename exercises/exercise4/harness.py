@@ -86,7 +86,7 @@ def describe(config: dict) -> dict:
     blocks = [m for m in net.modules() if isinstance(m, model.Block)]
     return {
         "config_defaults": defaults,
-        "block_params": {k: list(v.shape) for k, v in block.state_dict().items()},
+        "block_params": {k: list(v.shape) for k, v in block.named_parameters()},  # weights; a mask buffer is fine
         "block_modules": [name for name, _ in block.named_children()],
         "gpt_params": int(sum(p.numel() for p in net.parameters())),
         "gpt_blocks": len(blocks),
@@ -135,21 +135,24 @@ def _graph(program) -> tuple[dict, dict]:
     """
     sig = program.graph_signature
     values = {**program.state_dict, **program.constants}
-    inputs, rename, first_of = [], {}, {}
     for spec in sig.input_specs:
-        kind = _KINDS.get(spec.kind.name)
-        if kind is None:
+        if spec.kind.name not in _KINDS:
             raise ExportError(f"the exported model takes an input of kind {spec.kind.name}; use only parameters, "
                               "buffers and tensors computed in forward")
-        target = spec.target or spec.arg.name
-        if kind != "input":
-            tensor = values[target]
-            key = (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype)
-            if key in first_of and tensor.data_ptr() != 0:
-                rename[spec.arg.name] = first_of[key]
-                continue
+    # Tied tensors: one name each, and the output layer tied to the token embedding keeps the embedding's
+    # name whichever of the two modules was made first.
+    rename, first_of = {}, {}
+    for spec in sorted(sig.input_specs, key=lambda s: s.target == "lm_head.weight"):
+        if _KINDS[spec.kind.name] == "input":
+            continue
+        tensor = values[spec.target]
+        key = (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype)
+        if key in first_of and tensor.data_ptr() != 0:
+            rename[spec.arg.name] = first_of[key]
+        else:
             first_of[key] = spec.arg.name
-        inputs.append({"name": spec.arg.name, "kind": kind, "target": target})
+    inputs = [{"name": spec.arg.name, "kind": _KINDS[spec.kind.name], "target": spec.target or spec.arg.name}
+              for spec in sig.input_specs if spec.arg.name not in rename]
     mutated = [s.target or s.arg.name for s in sig.output_specs if s.kind.name != "USER_OUTPUT"]
     if mutated:
         raise ExportError(f"forward changes {', '.join(map(str, mutated))} (a buffer or an input) while it runs; "
