@@ -455,3 +455,20 @@ def test_a_model_that_recognises_the_sandbox_is_graded_as_exported(grade4, tmp_p
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                          cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert out.returncode == 0 and out.stdout.split()[-1] == "False", out.stderr[-2000:]
+
+
+
+# --------------------------------------------------------------------------------------------- correct code keeps its points
+#: Correct models written the ways students and public code write them (tests/correct/exercise4/NAME/model.py,
+#: with the skeleton's empty report): found by grading variants of the solution; each once lost points.
+CORRECT = sorted(p.name for p in (ROOT / "tests" / "correct" / "exercise4").iterdir() if p.is_dir())
+#: The checks of the model itself (the rubric checks read the report, empty here).
+MODEL_CHECKS = ("test_model_loads", "test_contract", "test_block_", "test_export", "test_gpt_", "test_gradient_flow")
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_correct_model_written_another_way_loses_no_point(grade4, name):
+    result = grade4(ROOT / "tests" / "correct" / "exercise4" / name, quick=True)
+    model = [c for c in result.checks if c.name.startswith(MODEL_CHECKS)]
+    assert len(model) == 4 + 20 + 1 + 3 + 1 + 2
+    assert all(c.status == "passed" for c in model), _show(result)
