@@ -127,6 +127,9 @@ def _graph(nodes, inputs=None, outputs=None):
     ({"name": "a", "op": "aten.ones.default", "args": [[2]], "kwargs": {"device": {"device": "cuda"}}}, "kind"),
     ({"name": "a", "op": "aten.relu.default", "args": [{"__class__": "os.system"}]}, "kind"),
     ({"name": "a b", "op": "aten.relu.default", "args": [{"node": "x"}]}, "malformed"),
+    ({"name": "a", "args": [{"node": "x"}]}, "not an ATen operator"),
+    ({"name": "a", "op": "aten.relu.overloads", "args": [{"node": "x"}]}, "not an operator of this torch"),
+    ({"name": "a", "op": "getitem", "args": [{"node": []}, 0]}, "picks a result"),
 ])
 def test_graphs_outside_the_allow_list_are_refused_naming_the_call(ex4, node, words):
     _, aten_graph, _, _ = ex4

@@ -159,26 +159,38 @@ def train_steps(name: str, steps: int) -> dict:
         y = torch.stack([data[i + 1:i + 1 + n_ctx] for i in ix])  # (b, T)
         logits, _ = run["train"].first_output(tensors, x)
         loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+        run["step"] += 1
+        curve.append(loss.item())
+        if not np.isfinite(curve[-1]):  # the run ends here, with the weights and the batch that diverged
+            run["diverged"], run["diverged_batch"] = True, [int(i) for i in ix]
+            break
         run["optimizer"].zero_grad(set_to_none=True)
         loss.backward()
         run["optimizer"].step()
-        run["step"] += 1
-        curve.append(loss.item())
-        if not np.isfinite(curve[-1]):
-            run["diverged"] = True
     run["seconds"] += time.perf_counter() - started
     return {"curve": curve, "step": run["step"], "diverged": run["diverged"], "seconds": run["seconds"]}
 
 
-def checkpoint(name: str, weights: bool = False) -> dict:
-    """Run ``name`` now: its validation loss (eval-mode graph, the grader's windows) and, if asked, its weights.
+def checkpoint(name: str, weights: bool = False, probe_ids: np.ndarray | None = None) -> dict:
+    """Run ``name`` now: its validation loss (eval-mode graph, the grader's windows) and, if asked, its weights
+    and both graphs' logits on ``probe_ids`` (so the judge can check that, at these weights, the graphs still
+    compute what its reference computes).
 
     Returns:
-        ``{"step": int, "val_loss": float (NaN when diverged), "weights": {target: float32 array} or None}``.
+        ``{"step": int, "val_loss": float (NaN when diverged), "weights": {target: float32 array} or None,
+        "train_logits", "eval_logits": float32 arrays (B, T, vocab) or None, "diverged_batch": the start
+        positions of the batch whose loss was not finite, or None}``.
     """
     run = _RUNS[str(name)]
     finite = all(bool(torch.isfinite(p).all()) for p in run["params"].values())
-    out = {"step": run["step"], "val_loss": _val_loss(run) if finite else float("nan"), "weights": None}
+    out = {"step": run["step"], "val_loss": _val_loss(run) if finite else float("nan"), "weights": None,
+           "train_logits": None, "eval_logits": None, "diverged_batch": run.get("diverged_batch")}
+    if probe_ids is not None:
+        tensors = {**run["fixed"], **run["params"]}
+        x = torch.from_numpy(np.asarray(probe_ids, dtype=np.int64))
+        with torch.no_grad():
+            for mode in ("train", "eval"):
+                out[f"{mode}_logits"] = run[mode].first_output(tensors, x)[0].detach().numpy().copy()
     if weights:
         out["weights"] = {t: p.detach().numpy().copy() for t, p in run["params"].items()}
     return out

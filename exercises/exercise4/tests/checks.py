@@ -48,6 +48,11 @@ ATOL = 1e-6
 #: Largest difference between the validation loss of the trained graph (clean process) and of the reference GPT
 #: on the same weights (float32; two attention implementations differ by about 1e-5 in the logits).
 VAL_ATOL = 1e-3
+#: Largest difference (relative to max(1, the logits' scale)) between the exported GPT and the reference GPT
+#: with the same weights in float32 (two attention implementations differ by about 1e-6 there).
+F32_RTOL = 1e-4
+#: Largest total size of an export's tensors (the skeleton's GPT: about 1.2 MiB).
+MAX_STATE_BYTES = 32 * 2**20
 #: Steps per call of the clean process while training (progress is shown between calls).
 CHUNK = 50
 #: Steps between validation checkpoints of a run (the curve's validation points).
@@ -137,19 +142,30 @@ def _checked_export(out, what: str) -> dict:
     """
     if not isinstance(out, dict) or not all(isinstance(out.get(k), dict) for k in ("train", "eval", "state")):
         raise CheckFailure(f"Exporting {what} sent back something that is not an export.")
+    graphs = {}
     for mode in ("train", "eval"):
-        found = aten_graph.problems(out[mode])
+        # Only the format's own keys go on (to the clean process): anything else sent along is dropped.
+        graph = {k: out[mode].get(k) for k in ("format", "inputs", "nodes", "outputs")}
+        found = aten_graph.problems(graph)
         if found:
             raise CheckFailure(f"{what}, exported in {'training' if mode == 'train' else 'eval'} mode, cannot be "
                                f"run by the grader: {found[0]}.")
-    state = out["state"]
-    if not all(isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind in "fiub" for k, v in state.items()):
+        graphs[mode] = graph
+    used = {s["target"]: s["kind"] for g in graphs.values() for s in g["inputs"] if s["kind"] != "input"}
+    missing = sorted(set(used) - set(out["state"]))
+    if missing:
+        raise CheckFailure(f"Exporting {what} sent no value for {', '.join(missing[:4])}.")
+    state = {k: out["state"][k] for k in used}  # tensors no graph reads are dropped
+    if not all(isinstance(v, np.ndarray) and v.dtype.kind in "fiub" and v.dtype.isnative for v in state.values()):
         raise CheckFailure(f"Exporting {what} sent back tensors that are not arrays of numbers.")
-    for mode in ("train", "eval"):
-        missing = [s["target"] for s in out[mode]["inputs"] if s["kind"] != "input" and s["target"] not in state]
-        if missing:
-            raise CheckFailure(f"Exporting {what} sent no value for {', '.join(missing[:4])}.")
-    return out
+    size = sum(v.nbytes for v in state.values())
+    if size > MAX_STATE_BYTES:
+        raise CheckFailure(f"Exporting {what} sent {size / 2**20:.0f} MiB of tensors (the skeleton's model has about "
+                           f"1 MiB; at most {MAX_STATE_BYTES / 2**20:.0f} MiB are taken).")
+    bad = sorted(k for k, kind in used.items() if kind == "parameter" and not np.isfinite(state[k]).all())
+    if bad:
+        raise CheckFailure(f"Exporting {what}: its initial parameters {', '.join(bad[:4])} hold NaN or infinite values.")
+    return {**graphs, "state": state}
 
 
 def _exported(submission, function: str, what: str, *args):
@@ -304,7 +320,25 @@ def check_gpt(submission, clean: CleanProcess, cache: dict, rng, mode: str, requ
     if "lm_head.weight" in params:  # an untied output layer: its gradient is only the output layer's part
         want.pop("lm_head.weight", None)
     expect_train_mode(dict(trained, x_grad=None), expected, want, what, "GPT")
-    record(request, "Logits and gradients equal the reference GPT's in training and eval mode.")
+    # The weights it is trained from, in float32 as it is trained: a graph that tells the grader's random
+    # weights (or float64) from these must not pass.
+    init = reference_gpt(mode, ex["state"])
+    if init is None:
+        raise CheckFailure(f"{what}: its initial weights are not the skeleton GPT's (wte, wpe, h, ln_f, an lm_head "
+                           "tied to wte).")
+    probe = settings.probe_ids()
+    want_init = reference.logits(init, probe)
+    for graph_mode in ("train", "eval"):
+        got = clean.call(submission, "forward", ex[graph_mode], ex["state"], probe, "float32").get("out")
+        err = _max_rel(got, want_init)
+        if err > F32_RTOL:
+            raise CheckFailure(
+                f"{what}, with its own initial weights in float32 ({'training' if graph_mode == 'train' else 'eval'} "
+                f"mode, as it is trained): its logits differ from the reference GPT's with the same weights (largest "
+                f"error {err:.3g} relative to their scale), while with the grader's random weights in float64 they "
+                "agree: the graph depends on the weights' values or on the precision, not only on its structure.")
+    record(request, "Logits and gradients equal the reference GPT's in training and eval mode, with random weights "
+                    "(float64) and with its own initial weights (float32).")
 
 
 # ---------------------------------------------------------------------------------------- re-training runs
@@ -412,7 +446,12 @@ def _train(exports: dict, clean: CleanProcess, submission, name: str, report) ->
     curve: list[float] = []
     checkpoints = [[0, _number(start.get("val_loss"))]]
     out = {"diverged": False, "seconds": float("nan")}
+    mismatches: list[str] = []
+    verify = reference is not None  # at each checkpoint: do the graphs still compute the reference GPT?
+    probe = settings.probe_ids() if verify else None
     try:
+        if verify:
+            mismatches += _disagreement(name, 0, clean.call(submission, "checkpoint", name, True, probe))
         while len(curve) < steps and not out["diverged"]:
             out = clean.call(submission, "train_steps", name, min(CHUNK, steps - len(curve)))
             chunk = out.get("curve") if isinstance(out, dict) else None
@@ -422,8 +461,10 @@ def _train(exports: dict, clean: CleanProcess, submission, name: str, report) ->
             done = len(curve)
             report(name, f"{name} {done}/{steps} ({curve[-1]:.3f})", done % CHECKPOINT_EVERY == 0)
             if done % CHECKPOINT_EVERY == 0 and done < steps and not out.get("diverged"):
-                checkpoints.append([done, _number(clean.call(submission, "checkpoint", name).get("val_loss"))])
-        final = clean.call(submission, "checkpoint", name, True)
+                cp = clean.call(submission, "checkpoint", name, verify, probe)
+                checkpoints.append([done, _number(cp.get("val_loss"))])
+                mismatches += _disagreement(name, done, cp) if verify else []
+        final = clean.call(submission, "checkpoint", name, True, probe)
     finally:
         with contextlib.suppress(CheckFailure):
             clean.call(submission, "end_run", name)
@@ -432,9 +473,12 @@ def _train(exports: dict, clean: CleanProcess, submission, name: str, report) ->
               "diverged": diverged, "val_start": checkpoints[0][1], "checkpoints": checkpoints,
               "val_loss": float("nan") if diverged else _number(final.get("val_loss"))}
     result["reference_val_loss"] = None
+    if verify:
+        mismatches += _disagreement(name, len(curve), final) if not diverged else _divergence_disagrees(name, final)
+    result["mismatch"] = mismatches[0] if mismatches else None
     if not diverged:
         checkpoints.append([len(curve), result["val_loss"]])
-        if reference is not None:
+        if verify:
             result["reference_val_loss"] = _reference_val_loss(name, final.get("weights"))
     report(name, f"{name}: validation {describe_run(result)}", True)
     return result
@@ -444,16 +488,65 @@ def _number(value) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("nan")
 
 
-def _reference_val_loss(name: str, weights) -> float | None:
-    """The validation loss of run ``name``'s trained weights, computed in the judge by the reference GPT
-    (None when the weights are not the skeleton's GPT's). See :func:`verified_run`."""
-    residual, prenorm, _ = settings.RUNS[name]
-    state = dict(weights or {})
+def reference_gpt(mode: str, weights):
+    """The reference GPT (float32) in ``mode`` holding ``weights`` (skeleton names; the tied output layer may be
+    left out), or None when they are not the skeleton GPT's."""
+    names = reference.gpt_state_names(settings.MODEL["n_layer"])  # parameters only: a mask buffer is the model's own
+    state = {k: v for k, v in dict(weights or {}).items() if k in names and isinstance(v, np.ndarray)}
     if "lm_head.weight" not in state and "wte.weight" in state:
         state["lm_head.weight"] = state["wte.weight"]  # tied: one tensor in the graph
     try:
-        gpt = reference.load_student_gpt(settings.model_config(residual, prenorm), state)
+        return reference.load_student_gpt(settings.model_config(*settings.MODES[mode]), state)
     except (ValueError, KeyError):
+        return None
+
+
+def _disagreement(name: str, step: int, cp) -> list[str]:
+    """Where run ``name``'s graphs at checkpoint ``step`` (weights and logits on the probe windows from the clean
+    process) do not compute what the reference GPT with the same weights computes: [] or one sentence."""
+    gpt = reference_gpt(settings.RUN_MODES[name], cp.get("weights") if isinstance(cp, dict) else None)
+    if gpt is None:
+        return [f"at step {step} the weights of run {name} are not the skeleton GPT's"]
+    want = reference.logits(gpt, settings.probe_ids())
+    for graph_mode in ("train", "eval"):
+        err = _max_rel(cp.get(f"{graph_mode}_logits"), want)
+        if not np.isfinite(want).all() or err > F32_RTOL:
+            return [f"at step {step} of run {name}, your model's {'training' if graph_mode == 'train' else 'eval'}-mode "
+                    f"logits differ from the reference GPT's with the same weights (largest error {err:.3g} relative "
+                    "to their scale)"]
+    return []
+
+
+def _divergence_disagrees(name: str, final) -> list[str]:
+    """A run that diverged did so as the reference GPT would: with the weights it had, the reference's loss on the
+    batch that diverged is not finite either (or the weights themselves are not). [] or one sentence."""
+    weights, batch = final.get("weights"), final.get("diverged_batch")
+    if not isinstance(weights, dict) or not all(isinstance(v, np.ndarray) and np.isfinite(v).all()
+                                                for v in weights.values()):
+        return []  # the weights blew up: nothing left to compute with
+    gpt = reference_gpt(settings.RUN_MODES[name], weights)
+    train, _, _ = settings.corpus()
+    n_ctx = settings.MODEL["n_ctx"]
+    if gpt is None or not isinstance(batch, list) or not all(type(i) is int and 0 <= i < len(train) - n_ctx - 1
+                                                             for i in batch) or not batch:
+        return [f"run {name} diverged, but the grader cannot check that the reference GPT would have"]
+    x = np.stack([train[i:i + n_ctx] for i in batch])
+    y = np.stack([train[i + 1:i + 1 + n_ctx] for i in batch])
+    with torch.no_grad():
+        logits = gpt(torch.from_numpy(x.astype(np.int64)))
+        loss = float(torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                       torch.from_numpy(y.astype(np.int64)).reshape(-1)))
+    if np.isfinite(loss):
+        return [f"run {name} diverged (a loss that is not finite), but the reference GPT with the same weights has "
+                f"loss {loss:.3f} on that batch"]
+    return []
+
+
+def _reference_val_loss(name: str, weights) -> float | None:
+    """The validation loss of run ``name``'s trained weights, computed in the judge by the reference GPT
+    (None when the weights are not the skeleton's GPT's). See :func:`verified_run`."""
+    gpt = reference_gpt(settings.RUN_MODES[name], weights)
+    if gpt is None:
         return None
     _, val, _ = settings.corpus()
     with one_thread():
@@ -470,7 +563,12 @@ def verified_run(run: dict, name: str) -> dict:
     Raises:
         CheckFailure: the two losses disagree, or the trained weights are not the skeleton GPT's.
     """
-    if run["diverged"] or reference is None:
+    if reference is None:
+        return run
+    if run.get("mismatch"):
+        raise CheckFailure(f"The re-run {name}: {run['mismatch']}: your model computes something else while it "
+                           "trains than what its structure check saw.")
+    if run["diverged"]:
         return run
     ref = run.get("reference_val_loss")
     if ref is None:
@@ -600,6 +698,6 @@ def misconception_check(m: rubric.Misconception):
 
 
 __all__ = ["GATES", "ATOL", "MODE_CHECKS", "MODE_WORDS", "record", "torch_generator", "draw_x", "block_config",
-           "check_block", "check_gpt", "export_gpt", "trained_enough", "verified_run", "CleanProcess", "Runs", "get_run", "run_label", "describe_run", "grad_batch", "read_report", "assess",
+           "check_block", "check_gpt", "export_gpt", "trained_enough", "verified_run", "reference_gpt", "CleanProcess", "Runs", "get_run", "run_label", "describe_run", "grad_batch", "read_report", "assess",
            "concept_check", "misconception_check", "RUBRIC", "LESSON_NUMBERS", "REPORT", "plots", "reference",
            "settings", "mistakes"]

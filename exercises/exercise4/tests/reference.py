@@ -226,6 +226,30 @@ def load_student_gpt(config: dict, state: dict[str, np.ndarray]) -> ReferenceGPT
     return gpt.eval()
 
 
+def grad_flow(gpt: ReferenceGPT, x_ids: np.ndarray, y_ids: np.ndarray) -> list[float]:
+    """The gradient reaching each block at initialisation (the lesson's picture; CALIBRATION.md).
+
+    The loss is the cross-entropy of the *last* position's prediction (mean over the batch); returns, for each
+    block from the input up, the L2 norm of d loss / d (the block's input at the last position).
+    """
+    inputs: list = []
+
+    def keep(module, args):
+        args[0].retain_grad()
+        inputs.append(args[0])
+
+    handles = [block.register_forward_pre_hook(keep) for block in gpt.h]
+    try:
+        gpt.zero_grad(set_to_none=True)
+        out = gpt(torch.from_numpy(np.asarray(x_ids, dtype=np.int64)))  # (B, T, vocab)
+        loss = torch.nn.functional.cross_entropy(out[:, -1], torch.from_numpy(np.asarray(y_ids, dtype=np.int64))[:, -1])
+        loss.backward()
+    finally:
+        for h in handles:
+            h.remove()
+    return [float(t.grad[:, -1].double().norm()) for t in inputs]
+
+
 @torch.no_grad()
 def logits(gpt: ReferenceGPT, ids: np.ndarray) -> np.ndarray:
     """``gpt``'s logits for ``ids`` (B, T) as a float32 array (B, T, vocab)."""

@@ -23,8 +23,9 @@ MODEL = dict(n_layer=6, d_model=64, n_heads=4, n_ctx=32)
 TRAIN = dict(steps=400, batch_size=16, weight_decay=0.01)
 #: Validation windows of n_ctx + 1 characters, evenly spaced over the validation text.
 EVAL_WINDOWS = 512
-#: Windows on which the student's trained GPT and the reference GPT with its weights must agree.
-PROBE_WINDOWS = 4
+#: Windows on which the student's exported GPT and the reference GPT with the same weights must agree (at its
+#: initial weights and at every checkpoint of a run): one batch, the size the graphs were exported for.
+PROBE_WINDOWS = 16
 SEED = 1337
 LR_LOW = 1e-3
 LR_HIGH = 1.5e-2
@@ -114,10 +115,10 @@ def eval_starts(n_val: int, n_ctx: int = MODEL["n_ctx"], windows: int = EVAL_WIN
 
 
 def probe_ids() -> np.ndarray:
-    """(PROBE_WINDOWS, n_ctx) validation windows: the first evaluation windows."""
+    """(PROBE_WINDOWS, n_ctx) int64 validation windows: the first evaluation windows."""
     _, val, _ = corpus()
     n_ctx = MODEL["n_ctx"]
-    return np.stack([val[s:s + n_ctx] for s in eval_starts(len(val))[:PROBE_WINDOWS]])
+    return np.stack([val[s:s + n_ctx] for s in eval_starts(len(val))[:PROBE_WINDOWS]]).astype(np.int64)
 
 
 @functools.lru_cache(maxsize=1)

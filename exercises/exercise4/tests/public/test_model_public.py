@@ -17,7 +17,7 @@ import pytest
 from exercises.exercise4.tests.checks import (GATES, LESSON_NUMBERS, MODE_WORDS, REPORT, RUBRIC, check_block,
                                               check_gpt, concept_check, describe_run, export_gpt, get_run,
                                               grad_batch, misconception_check, plots, read_report, record, run_label,
-                                              settings, trained_enough, verified_run)
+                                              reference, reference_gpt, settings, trained_enough, verified_run)
 from grader.plugin import CheckFailure
 from grader.sandbox import SubmissionError
 from grader.static import parse
@@ -52,7 +52,8 @@ def test_model_loads(submission):
 def test_contract(submission):
     """Config, Block and GPT keep the skeleton's names, so the grader can load weights into them."""
     info = submission.describe(settings.model_config())
-    if not isinstance(info, dict):
+    if not isinstance(info, dict) or not all(isinstance(info.get(k), dict) and all(isinstance(n, str) for n in info[k])
+                                             for k in ("config_defaults", "block_params")):
         raise CheckFailure("The harness could not describe your model.")
     problems = []
     defaults = info.get("config_defaults", {})
@@ -163,8 +164,12 @@ def test_gradient_flow(submission, clean, exports, request):
             if mode == "postnorm":
                 continue  # shown for comparison only: its own checks report the failure
             raise
-        out = clean.call(submission, "grad_flow", ex["train"], ex["state"], x, y, settings.MODEL["n_layer"])
-        blocks = out.get("blocks") if isinstance(out, dict) else None
+        if reference is not None:  # the judge: the reference GPT with the model's initial weights, which the
+            gpt = reference_gpt(mode, ex["state"])  # GPT checks found equal to the exported graph
+            blocks = reference.grad_flow(gpt, x, y) if gpt is not None else None
+        else:  # a student's bundle: measured on the exported graph itself
+            out = clean.call(submission, "grad_flow", ex["train"], ex["state"], x, y, settings.MODEL["n_layer"])
+            blocks = out.get("blocks") if isinstance(out, dict) else None
         if blocks is None:
             raise CheckFailure(f"The grader could not find where each block of the {label} model gets its input "
                                "in the exported graph: keep GPT's loop `for block in self.h: x = block(x)`.")
