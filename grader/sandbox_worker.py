@@ -276,13 +276,12 @@ def _missing(raw: bytes) -> int:
 def _read_exact(stream, n: int) -> bytes | None:
     """Exactly ``n`` bytes from ``stream``, or None at EOF; linear in ``n`` (a bytes ``+=`` loop was
     quadratic: 9 s for a 50 MB frame)."""
-    out = bytearray(n)
-    view, got = memoryview(out), 0
-    while got < n:
-        read = stream.readinto(view[got:])
-        if not read:
+    out = bytearray()
+    while len(out) < n:
+        chunk = stream.read(n - len(out))
+        if not chunk:
             return None
-        got += read
+        out += chunk  # a bytearray grows in place
     return bytes(out)
 
 
