@@ -237,10 +237,6 @@ class Program:
         """Targets of the parameter inputs ("h.0.ln1.weight", ...), in the graph's order."""
         return [s["target"] for s in self.inputs if s["kind"] == "parameter"]
 
-    def modules_of(self) -> dict[str, str]:
-        """Node name -> the submodule it was called in."""
-        return {n["name"]: n.get("module", "") for n in self.graph["nodes"]}
-
     def _value(self, arg, env: dict):
         if isinstance(arg, list):
             return [self._value(a, env) for a in arg]

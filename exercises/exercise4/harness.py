@@ -18,7 +18,6 @@ import traceback
 import warnings
 from pathlib import Path
 
-import numpy as np
 import torch
 
 torch.set_num_threads(1)  # steadier than two under load, and the same numbers as the student's run

@@ -35,11 +35,6 @@ def _tensors(arrays: dict) -> dict[str, torch.Tensor]:
     return {str(k): torch.from_numpy(np.array(v)) for k, v in arrays.items()}
 
 
-def check(graph: dict) -> list[str]:
-    """What is wrong with ``graph`` for the grader (empty: it can be run)."""
-    return aten_graph.problems(graph)
-
-
 def forward(graph: dict, tensors: dict, x: np.ndarray, dtype: str = "float64", cotangent: np.ndarray | None = None,
             grad_of: list | None = None) -> dict:
     """Run ``graph`` once on ``x`` and, with a ``cotangent``, backward from ``sum(output * cotangent)``.

@@ -2,7 +2,7 @@
 
 The judge compares the student's exported block and GPT with the reference torch model
 (``tests/reference.py``). That file implements every mode -- the answer -- so it does not ship; in the
-bundle :func:`checks.check_block` and :func:`checks.check_gpt` call :func:`check_block` and
+bundle :func:`structure.check_block` and :func:`structure.check_gpt` call :func:`check_block` and
 :func:`check_gpt` here instead, which use only
 
 * **stored cases** (``tests/cases/*.npz``): for the public shape, per mode, random weights under the
@@ -17,7 +17,7 @@ bundle :func:`checks.check_block` and :func:`checks.check_gpt` call :func:`check
 
 Shapes: a block takes and returns (B, T, d_model) float64; a GPT takes (B, n_ctx) int64 token ids and
 returns (B, n_ctx, vocab_size) logits. Every comparison is in float64, relative to the expected value's
-scale (``checks.ATOL``). Every failure raises :class:`grader.plugin.CheckFailure` with the numbers.
+scale (``structure.ATOL``). Every failure raises :class:`grader.plugin.CheckFailure` with the numbers.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from exercises.exercise4.tests import settings
+from exercises.exercise4.tests import settings, structure
 from grader.compare import expect_array
 from grader.plugin import CheckFailure
 
@@ -149,23 +149,6 @@ def stored_cases(shape: tuple) -> dict[str, BlockCase] | None:
 
 # ---------------------------------------------------------------------------------------- helpers
 
-def _checks():
-    """``checks`` (imported late: it imports this module in the bundle)."""
-    from exercises.exercise4.tests import checks
-    return checks
-
-
-def _parameters(graph: dict) -> set[str]:
-    return {s["target"] for s in graph["inputs"] if s["kind"] == "parameter"}
-
-
-def _rel(got, expected) -> float:
-    """Largest |got - expected| over max(1, max|expected|); inf when shapes differ or got is not finite."""
-    if not isinstance(got, np.ndarray) or got.shape != expected.shape or not np.isfinite(got).all():
-        return float("inf")
-    return float(np.abs(got - expected).max() / max(1.0, float(np.abs(expected).max()))) if got.size else 0.0
-
-
 def _layer_norm(v: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     """``nn.LayerNorm`` over the last axis (biased variance, eps 1e-5), float64."""
     mean = v.mean(axis=-1, keepdims=True)
@@ -194,7 +177,7 @@ def _expect_parameters(ex: dict, names: set[str], what: str) -> None:
         CheckFailure: naming the extra and the unused ones.
     """
     for graph in (ex["train"], ex["eval"]):
-        got = _parameters(graph)
+        got = structure.parameters_of(graph)
         if got != names:
             extra, missing = sorted(got - names), sorted(names - got)
             raise CheckFailure(f"{what}: the exported block's parameters are not the skeleton's"
@@ -235,11 +218,11 @@ def block_probes(submission, clean, ex: dict, tensors: dict, weights: dict, x: n
     """
     findings = []
     B, T, _ = x.shape
-    atol = _checks().ATOL
+    atol = structure.ATOL
     zeroed = dict(tensors, **{k: np.zeros_like(weights[k]) for k in OUTPUT_PROJECTIONS})
     got = _forward(submission, clean, ex["eval"], zeroed, x)["out"]
     want = zeroed_sublayers_output(mode, x, weights)
-    err = _rel(got, want)
+    err = structure.max_rel_error(got, want)
     if err > atol:
         findings.append(f"with attn.c_proj and mlp.c_proj zeroed (weights and biases) each sub-layer outputs 0, "
                         f"so the block should return {ZEROED_SUBLAYERS[mode]}, but it differs from that by up to "
@@ -258,7 +241,7 @@ def block_probes(submission, clean, ex: dict, tensors: dict, weights: dict, x: n
         other = x.copy()
         other[1:] = x[1:] * -0.8 + 0.5
         moved = _forward(submission, clean, ex["eval"], tensors, other)["out"]
-        if moved.shape != out.shape or _rel(moved[0], out[0]) > atol:
+        if moved.shape != out.shape or structure.max_rel_error(moved[0], out[0]) > atol:
             findings.append("changing the other batch elements moved the output of the first one: batch elements "
                             "mix (attention or a layer norm over the wrong axis)")
     return findings
@@ -276,7 +259,7 @@ def check_block(submission, clean, mode: str, B: int, T: int, d: int, h: int, wh
     """The student's Block in ``mode``, exported for (B, T, d) with ``h`` heads, checked without the reference.
 
     With a stored case for this shape: eval output equal to the stored reference output, and in training
-    mode the same output and the stored gradients (float64, ``checks.ATOL``), as the judge checks with the
+    mode the same output and the stored gradients (float64, ``structure.ATOL``), as the judge checks with the
     reference itself. Always: the reference-free properties of :func:`block_probes`. Without a stored case
     (shapes of the hidden checks, which run on the judge): random weights drawn from a fixed seed, the
     properties, training mode equal to eval mode, and gradients that agree with a finite difference.
@@ -285,30 +268,29 @@ def check_block(submission, clean, mode: str, B: int, T: int, d: int, h: int, wh
         CheckFailure: what differs, with numbers (and the properties that do not hold).
         SubmissionError: the student's block could not be built or exported.
     """
-    checks = _checks()
     residual, prenorm = settings.MODES[mode]
-    ex = checks.export_block(submission, checks.block_config(d, h, T, residual, prenorm), (B, T, d))
+    ex = structure.export_block(submission, structure.block_config(d, h, T, residual, prenorm), (B, T, d))
     case = (stored_cases((B, T, d, h)) or {}).get(mode)
     if case is not None:
         weights, x = case.weights, case.x
     else:
         rng = np.random.default_rng([B, T, d, h, list(settings.MODES).index(mode)])
         weights = random_weights(block_shapes(d), rng)
-        x = checks.draw_x(rng, B, T, d)
+        x = structure.draw_x(rng, B, T, d)
     _expect_parameters(ex, set(weights), what)
     tensors = {**ex["state"], **weights}
     evaluated = _forward(submission, clean, ex["eval"], tensors, x)
     findings = block_probes(submission, clean, ex, tensors, weights, x, mode, evaluated["out"])
     if case is not None:
         try:
-            expect_array(evaluated["out"], case.out, atol=checks.ATOL, what=what)
+            expect_array(evaluated["out"], case.out, atol=structure.ATOL, what=what)
         except CheckFailure as failure:
             raise _with_findings(failure, findings) from None
     if findings:
         raise CheckFailure(f"{what}: " + "; ".join(findings) + ".")
     if case is not None:
         trained = _forward(submission, clean, ex["train"], tensors, x, case.cotangent)
-        checks.expect_train_mode(trained, case.out, case.grads, what)
+        structure.expect_train_mode(trained, case.out, case.grads, what)
         return
     rng = np.random.default_rng([B, T, d, h, 99])
     cotangent = rng.standard_normal(x.shape)
@@ -326,8 +308,8 @@ def expect_same_in_training(train_out: np.ndarray, eval_out: np.ndarray, what: s
     Raises:
         CheckFailure: they differ (the model computes otherwise while training, which is how it is trained).
     """
-    err = _rel(train_out, eval_out)
-    if err > _checks().ATOL:
+    err = structure.max_rel_error(train_out, eval_out)
+    if err > structure.ATOL:
         raise CheckFailure(
             f"{what}: in training mode (model.train(), as the grader trains it) its output differs from eval mode "
             f"on the same weights and input (largest difference {err:.3g} relative to the output's scale).",
@@ -353,7 +335,7 @@ def expect_gradient_is_derivative(submission, clean, graph: dict, tensors: dict,
     Raises:
         CheckFailure: the two disagree (numbers given).
     """
-    params = sorted(_parameters(graph))
+    params = sorted(structure.parameters_of(graph))
     grads = trained.get("grads") or {}
     direction = {p: rng.standard_normal(np.shape(tensors[p])) for p in params}
     if with_input:
@@ -401,7 +383,7 @@ def check_gpt(submission, clean, ex: dict, ids: np.ndarray, rng: np.random.Gener
         CheckFailure: what differs, with numbers.
     """
     config = settings.model_config()
-    params = _parameters(ex["train"]) | _parameters(ex["eval"])
+    params = structure.parameters_of(ex["train"]) | structure.parameters_of(ex["eval"])
     skeleton = gpt_names(config["n_layer"], config["d_model"])
     unknown = sorted(params - skeleton)
     if unknown:

@@ -4,7 +4,8 @@ Each lives for one grading: the plugin ends every fixture between submissions.
 """
 import pytest
 
-from exercises.exercise4.tests.checks import CleanProcess, Runs
+from exercises.exercise4.tests.runs import Runs
+from exercises.exercise4.tests.structure import CleanProcess
 
 
 @pytest.fixture(scope="session")
@@ -22,8 +23,9 @@ def exports():
 
 
 @pytest.fixture(scope="session")
-def runs():
-    """The re-training runs of this grading, made once (two at a time) and shared by the checks that need them."""
-    process = Runs()
+def runs(clean):
+    """The re-training runs of this grading, made once (two at a time, one lane in ``clean``) and shared by the
+    checks that need them."""
+    process = Runs(clean)
     yield process
     process.close()

@@ -37,9 +37,12 @@ MODES = {
     "postnorm": (True, False),
     "postnorm-no-residual": (False, False),
 }
-#: The mode each run trains (the runs at the high rate use the same models as at the ordinary one).
-RUN_MODES = {"prenorm": "prenorm", "no-residual": "no-residual", "prenorm-high-lr": "prenorm",
-             "postnorm-high-lr": "postnorm"}
+
+
+def mode_of(residual: bool, prenorm: bool) -> str:
+    """The id of the mode with these switches ("prenorm", "no-residual", ...)."""
+    return next(m for m, v in MODES.items() if v == (bool(residual), bool(prenorm)))
+
 
 #: The four runs: name -> (residual, prenorm, lr). The report's table uses these names.
 RUNS = {
@@ -48,6 +51,8 @@ RUNS = {
     "prenorm-high-lr": (True, True, LR_HIGH),
     "postnorm-high-lr": (True, False, LR_HIGH),
 }
+#: The mode each run trains (the runs at the high rate use the same models as at the ordinary one).
+RUN_MODES = {name: mode_of(residual, prenorm) for name, (residual, prenorm, _) in RUNS.items()}
 
 # ---------------------------------------------------------------------------------------- thresholds
 # In nats per character, relative to U = the train-unigram loss on the validation windows.

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from exercises.exercise4.tests.checks import (GATES, LESSON_NUMBERS, MODE_WORDS, REPORT, RUBRIC, check_block,
-                                              check_gpt, concept_check, describe_run, export_gpt, get_run,
+                                              check_gpt, concept_check, describe_run, export_gpt,
                                               grad_batch, misconception_check, plots, read_report, record, run_label,
                                               reference, reference_gpt, settings, trained_enough, verified_run)
 from grader.plugin import CheckFailure
@@ -157,7 +157,7 @@ def test_gradient_flow(submission, clean, exports, request):
     profiles, problems = {}, []
     for label, (residual, prenorm) in (("pre-norm, residuals", (True, True)), ("no residuals", (False, True)),
                                        ("post-norm, residuals", (True, False))):
-        mode = next(m for m, v in settings.MODES.items() if v == (residual, prenorm))
+        mode = settings.mode_of(residual, prenorm)
         try:
             ex = export_gpt(exports, submission, mode)
         except (SubmissionError, CheckFailure):
@@ -209,7 +209,7 @@ def test_gradient_flow(submission, clean, exports, request):
 def test_prenorm_learns(submission, runs, exports, request):
     """Re-trained by the grader, pre-norm with residuals gets clearly below the unigram level U."""
     U = settings.unigram_loss()
-    run = verified_run(get_run(runs, exports, submission, "prenorm"), "prenorm")
+    run = verified_run(runs.get(exports, submission, "prenorm"), "prenorm")
     limit = U - settings.PRENORM_BELOW
     text = (f"validation loss after {settings.TRAIN['steps']} steps at lr {settings.LR_LOW:g}: {describe_run(run)}; "
             f"U = {U:.3f}; needed <= {limit:.3f}")
@@ -225,7 +225,7 @@ def test_prenorm_learns(submission, runs, exports, request):
 def test_no_residual_stays_at_unigram(submission, runs, exports, request):
     """Re-trained by the grader, the model without residuals stays near the unigram level U."""
     U = settings.unigram_loss()
-    run = verified_run(get_run(runs, exports, submission, "no-residual"), "no-residual")
+    run = verified_run(runs.get(exports, submission, "no-residual"), "no-residual")
     limit = U - settings.STUCK_WITHIN
     text = (f"validation loss after {settings.TRAIN['steps']} steps at lr {settings.LR_LOW:g}: {describe_run(run)} "
             f"(from {run['val_start']:.3f} before training); U = {U:.3f}; expected >= {limit:.3f}")
@@ -248,8 +248,8 @@ def test_no_residual_stays_at_unigram(submission, runs, exports, request):
 def test_postnorm_fails_at_high_lr(submission, runs, exports, request):
     """At the high learning rate, post-norm fails where pre-norm at the same rate learns (no warm-up)."""
     U = settings.unigram_loss()
-    pre = verified_run(get_run(runs, exports, submission, "prenorm-high-lr"), "prenorm-high-lr")
-    post = verified_run(get_run(runs, exports, submission, "postnorm-high-lr"), "postnorm-high-lr")
+    pre = verified_run(runs.get(exports, submission, "prenorm-high-lr"), "prenorm-high-lr")
+    post = verified_run(runs.get(exports, submission, "postnorm-high-lr"), "postnorm-high-lr")
     lr = settings.LR_HIGH
     pre_limit, post_limit = U - settings.HIGH_LR_PRENORM_BELOW, U - settings.STUCK_WITHIN
     text = (f"at lr {lr:g}: pre-norm {describe_run(pre)} (needed <= {pre_limit:.3f}), post-norm {describe_run(post)} "
@@ -284,7 +284,7 @@ def test_report_numbers_match_rerun(submission, runs, exports, request):
         raise CheckFailure("The table of report.md could not be read: " + "; ".join(report.problems) + ".")
     rows, off = [], []
     for name in settings.RUNS:
-        run = get_run(runs, exports, submission, name)
+        run = runs.get(exports, submission, name)
         reported = report.numbers[name]
         tol = settings.REPORT_TOLERANCE[name]
         if run["diverged"]:
