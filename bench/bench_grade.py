@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader import exercises  # noqa: E402
-from grader.isolation import bubblewrap_works  # noqa: E402
+from grader.sandbox import bubblewrap_works  # noqa: E402
 from grader.sandbox import Sandbox  # noqa: E402
 
 TARGET_S = 4.0

@@ -3,15 +3,16 @@
 Flow: :func:`run` finds the students (:mod:`grader.submissions`), skips those already in
 the gradebook when resuming, and hands the rest to a pool of judge processes. Each worker
 imports torch and opens one :class:`~grader.judge.Judge` (a pytest session) once, and grades
-many submissions with it (:func:`_grade_one`): unpack or copy into a private temp folder, grade in a sandbox running
-as the worker's own unprivileged uid, write the JSON, Gradescope JSON and HTML report
-atomically. The parent records each grade in the SQLite gradebook the moment it arrives,
+many submissions with it (:func:`_grade_one`): unpack or copy into a private temp folder, grade in a sandbox
+(a uid of its own per sandbox, see :mod:`grader.sandbox.template`), write the JSON, Gradescope JSON and
+HTML report atomically. The parent records each grade in the SQLite gradebook the moment it arrives,
 then writes ``grades.csv`` and the class overview.
 """
 from __future__ import annotations
 
 import _thread
 import atexit
+import fcntl
 import json
 import multiprocessing
 import os
@@ -34,11 +35,11 @@ from .report import write_atomic
 from .gradebook import Gradebook
 from .overrides import apply_overrides, load_overrides
 from .results import SubmissionResult
-from .sandbox import _not_copied
+from .sandbox.session import _not_copied
 from .submissions import MAX_UNZIPPED_BYTES, RefusedSubmission, Submission, discover, locate, safe_extract
 
-#: First unprivileged uid for sandboxes; worker k uses BASE_UID + k (RLIMIT_NPROC is per uid).
-BASE_UID = 61000
+#: Name of the lock file a worker holds in its scratch folder while it lives.
+SCRATCH_LOCK = ".alive"
 #: Times a submission is retried after the worker grading it died.
 MAX_ATTEMPTS = 2
 
@@ -56,7 +57,6 @@ class Task:
 
 
 # ------------------------------------------------------------------------------ worker side
-_uid = BASE_UID
 _judges: dict[str, judge.Judge] = {}  # this worker's open pytest session per exercise
 _idle = threading.Event()  # set while this worker is not grading (see _exit_with_parent)
 _idle.set()
@@ -64,17 +64,17 @@ _stopping = False  # the batch process is gone: take no further submission
 _stop_lock = threading.Lock()  # _grade_one starting against the watchdog deciding to stop
 
 
-def _init_worker(counter, parent: int) -> None:
-    """Runs once per worker: a uid of its own, a scratch folder that holds every temp folder of
-    its gradings (copies, sandboxes), torch imported and pinned to one thread, and a watchdog
-    that stops the worker when the batch process dies."""
-    global _uid
-    with counter.get_lock():
-        counter.value += 1
-        _uid = BASE_UID + counter.value
+def _init_worker(parent: int) -> None:
+    """Runs once per worker: a scratch folder that holds every temp folder of its gradings
+    (copies, sandboxes; claimed with a lock held for the worker's life), torch imported and
+    pinned to one thread, and a watchdog that stops the worker when the batch process dies."""
     # matplotlib's font cache stays in the shared temp folder (building it takes seconds).
     os.environ.setdefault("MPLCONFIGDIR", os.path.join(tempfile.gettempdir(), "grader-matplotlib"))
-    scratch = tempfile.mkdtemp(prefix=f"grader-worker-{os.getpid()}-")
+    starting = tempfile.mkdtemp(prefix="grader-starting-")
+    lock = os.open(os.path.join(starting, SCRATCH_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # held until this process ends (the fd is never closed)
+    scratch = starting.replace("grader-starting-", "grader-worker-")
+    os.rename(starting, scratch)  # only ever seen under this name with its lock held
     tempfile.tempdir = scratch
     atexit.register(shutil.rmtree, scratch, True)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # _thread.interrupt_main needs it
@@ -85,32 +85,22 @@ def _init_worker(counter, parent: int) -> None:
 
 
 def _remove_stale_scratch() -> None:
-    """Remove the scratch folders of batch workers that no longer exist (a batch killed with
-    SIGKILL leaves its workers' folders, with copies of submissions, behind). A folder whose
-    process still runs, or whose owner cannot be told, is left alone."""
-    for folder in Path(tempfile.gettempdir()).glob("grader-worker-*-*"):
-        pid = folder.name.split("-")[2]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, killed but not yet reaped, does not)."""
-    if os.path.isdir("/proc/self"):
+    """Remove the scratch folders of batch workers that no longer run (a batch killed with SIGKILL
+    leaves its workers' folders, with copies of submissions, behind). A worker holds an exclusive
+    lock on its folder's :data:`SCRATCH_LOCK` for its whole life, in whatever PID namespace it
+    runs; a folder whose lock can be taken is stale (a folder gets its name only once locked)."""
+    for folder in Path(tempfile.gettempdir()).glob("grader-worker-*"):
         try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
-        except FileNotFoundError:
-            return False
+            fd = os.open(folder / SCRATCH_LOCK, os.O_RDWR | os.O_CLOEXEC)
         except OSError:
-            return True  # cannot tell: leave its folder alone
-    try:  # no /proc (macOS): ask the kernel
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # its worker is alive
+        finally:
+            os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _exit_with_parent(parent: int, scratch: str, grace: float = 10.0) -> None:
@@ -182,11 +172,12 @@ def _grade_in_temp_folder(task: Task) -> tuple[str, str, dict | None, str]:
         try:
             if exercise.name not in _judges:
                 _judges[exercise.name] = judge.Judge(exercise)
-            result = _judges[exercise.name].grade(folder, seed=task.seed, uid=_uid, budget=task.budget)
-        except Exception:  # noqa: BLE001 - a grader crash is recorded, never the student's zero
-            return task.student, "grader_error", None, traceback.format_exc(limit=5)[-2000:]
-    result.submission = task.student
-    _write_outputs(out, task.student, result)
+            result = _judges[exercise.name].grade(folder, seed=task.seed, budget=task.budget)
+            result.submission = task.student
+            _write_outputs(out, task.student, result)
+        except Exception as exc:  # noqa: BLE001 - a grader crash is recorded, never the student's zero
+            traceback.print_exc()  # the whole traceback for the instructor's terminal; one line in the gradebook
+            return task.student, "grader_error", None, f"{type(exc).__name__}: {exc}"[:500]
     status = "grader_error" if result.grader_errors else "graded"
     error = "; ".join(f"{c.name}: {c.feedback}" for c in result.grader_errors)
     return task.student, status, result.to_dict(), error
@@ -275,9 +266,13 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
 
 
 def _write_outputs(out: Path, student: str, result: SubmissionResult) -> None:
-    write_atomic(out / "results" / f"{student}.json", result.to_json())
-    write_atomic(out / "gradescope" / student / "results.json", json.dumps(report.gradescope_json(result), indent=2))
-    write_atomic(out / "reports" / f"{student}.html", report.render_html(result))
+    """Write a student's JSON, Gradescope JSON and report; all are rendered before any is written,
+    so a failure leaves none of them (rather than some that disagree with the gradebook)."""
+    files = [(out / "results" / f"{student}.json", result.to_json()),
+             (out / "gradescope" / student / "results.json", json.dumps(report.gradescope_json(result), indent=2)),
+             (out / "reports" / f"{student}.html", report.render_html(result))]
+    for path, text in files:
+        write_atomic(path, text)
 
 
 def _merge_overrides(book: Gradebook, out: Path, decisions: dict) -> None:
@@ -302,11 +297,10 @@ def _grade_all(todo: list[Submission], exercise: str, out: Path, book: Gradebook
     tasks = [Task(exercise, s.student, str(s.source), str(out), book.seed, budget) for s in todo]
     attempts: dict[str, int] = {}
     context = multiprocessing.get_context("spawn")
-    counter = context.Value("i", 0)
     while tasks:
         retry: list[Task] = []
         with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
-                                 initializer=_init_worker, initargs=(counter, os.getpid())) as pool:
+                                 initializer=_init_worker, initargs=(os.getpid(),)) as pool:
             futures = {pool.submit(_grade_one, t): t for t in tasks}
             while futures:
                 finished, _ = wait(futures, return_when=FIRST_COMPLETED)

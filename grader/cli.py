@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from . import corpus, exercises, judge, progress, report
+from .sandbox import bubblewrap_works
 
 
 class _ProgressLine:
@@ -37,9 +38,27 @@ class _ProgressLine:
             sys.stderr.flush()
 
 
+def _isolation_or_warning(require: bool) -> None:
+    """Without bubblewrap, one line on stderr says student code runs unisolated; ``require`` refuses instead.
+
+    Raises:
+        click.ClickException: ``require`` and no bubblewrap.
+    """
+    if bubblewrap_works():
+        return
+    if require:
+        raise click.ClickException(
+            "--require-isolation: bubblewrap is not available here, so the code would run as you, with your "
+            "files and network. Install it (apt-get install bubblewrap) or leave out --require-isolation.")
+    click.echo("Warning: not isolated: bubblewrap is not available, so the graded code runs as you, with your files "
+               "and network (apt-get install bubblewrap).", err=True)
+
+
 def _grade_and_show(name: str, submission: Path, *, seed: int | None, as_json: bool,
-                    report_path: Path | None, verbose: bool = False, quick: bool = False):
+                    report_path: Path | None, verbose: bool = False, quick: bool = False,
+                    require_isolation: bool = False):
     exercise = exercises.load(name)
+    _isolation_or_warning(require_isolation)
     line = _ProgressLine()
     progress.listen(line)
     try:
@@ -62,6 +81,9 @@ json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print one JSON object (exercise, score, max_score, seed, checks) instead of the summary.")
 quick_option = click.option("--quick", is_flag=True,
                             help="Run only the fast checks (leaves out slow ones such as re-training).")
+isolation_option = click.option(
+    "--require-isolation", is_flag=True,
+    help="Refuse to grade unless bubblewrap isolates the code (by default a warning is printed).")
 report_option = click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
                              default=None, help="Where to write the HTML report [default: reports/EXERCISE.html].")
 
@@ -80,14 +102,15 @@ def main():
 @json_option
 @report_option
 @quick_option
+@isolation_option
 @click.option("-v", "--verbose", is_flag=True, help="List passed checks too.")
-def grade_command(exercise, submission, seed, as_json, report_path, quick, verbose):
+def grade_command(exercise, submission, seed, as_json, report_path, quick, require_isolation, verbose):
     """Grade one submission folder.
 
     Example: grader grade exercise3 --submission solutions/exercise3 --json
     """
     _grade_and_show(exercise, submission, seed=seed, as_json=as_json, report_path=report_path, verbose=verbose,
-                    quick=quick)
+                    quick=quick, require_isolation=require_isolation)
 
 
 @main.command("batch")
@@ -116,7 +139,6 @@ def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_uniso
     Example: grader batch exercise3 submissions/ --jobs 2
     """
     from . import batch
-    from .isolation import bubblewrap_works
 
     if not bubblewrap_works() and not allow_unisolated:
         raise click.ClickException(
@@ -210,8 +232,9 @@ def _check_exercise(ex: exercises.Exercise, session: judge.Judge, seed: int) -> 
 @json_option
 @report_option
 @quick_option
+@isolation_option
 @click.option("-v", "--verbose", is_flag=True, help="List passed checks too.")
-def grade_shortcut(exercise, folder, seed, as_json, report_path, quick, verbose):
+def grade_shortcut(exercise, folder, seed, as_json, report_path, quick, require_isolation, verbose):
     """Grade your work on EXERCISE: the folder ./EXERCISE, or FOLDER when given.
 
     EXERCISE may also be the path of your folder (its name is the exercise). Writes
@@ -227,5 +250,5 @@ def grade_shortcut(exercise, folder, seed, as_json, report_path, quick, verbose)
             f"no folder {folder}/ here; run `grade {exercise}` next to your {exercise}/ folder "
             f"or give its path: `grade {exercise} path/to/{exercise}`")
     result = _grade_and_show(exercise, folder, seed=seed, as_json=as_json, report_path=report_path,
-                             verbose=verbose, quick=quick)
+                             verbose=verbose, quick=quick, require_isolation=require_isolation)
     sys.exit(0 if result.score == result.max_score else 1)

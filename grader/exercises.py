@@ -12,9 +12,10 @@ Each exercise folder holds an ``exercise.toml``::
     call_timeout = 10                 # s wall clock per call
     cpu = 120                         # s CPU for the sandbox process
     memory_mb = 1024                  # address space
-    file_size_mb = 16
-    processes = 16
-    output_kb = 64                    # captured stdout+stderr kept
+    file_size_mb = 16                 # largest file written; also what the submission's folder may grow by
+    processes = 16                    # processes and threads of the sandbox's own uid
+    output_kb = 64                    # captured stdout+stderr kept, for the whole submission
+    reply_mb = 16                     # largest reply one call may send back (refused before it is read)
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ class Limits:
     file_size_mb: int = 16
     processes: int = 16
     output_kb: int = 64
+    reply_mb: int = 16
 
 
 @dataclass(frozen=True)

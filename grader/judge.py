@@ -102,14 +102,13 @@ class Judge:
         while not done and self._thread.is_alive():
             done = job.done.wait(0.5)
 
-    def grade(self, submission: Path, *, seed: int | None = None, uid: int = 61000,
-              use_bubblewrap: bool | None = None, budget: float | None = None) -> SubmissionResult:
+    def grade(self, submission: Path, *, seed: int | None = None, use_bubblewrap: bool | None = None,
+              budget: float | None = None) -> SubmissionResult:
         """Grade ``submission`` (a folder).
 
         Args:
             submission: the student's folder holding the exercise's files.
             seed: seed for every randomised check; a fresh one when None (recorded either way).
-            uid: unprivileged uid the sandbox runs as when the grader is root.
             use_bubblewrap: force (True) or forbid (False) bubblewrap; None uses it when it works.
             budget: wall seconds the submission's code may use in total (None: per-call limits only).
 
@@ -140,7 +139,7 @@ class Judge:
             # The session died in the middle of a job (an internal error): start a new one. A session
             # that never got as far as grading (e.g. a broken conftest) is not retried.
             self._start()
-        with Sandbox(exercise, submission, uid=uid, use_bubblewrap=use_bubblewrap, budget=budget) as sandbox:
+        with Sandbox(exercise, submission, use_bubblewrap=use_bubblewrap, budget=budget) as sandbox:
             sandbox.prestart()  # Python and NumPy start while the session takes the job
             job = Job(sandbox, submission, seed)
             self._requests.put(job)
@@ -178,12 +177,12 @@ class Judge:
         return result
 
 
-def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, uid: int = 61000,
-          use_bubblewrap: bool | None = None, budget: float | None = None,
+def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, use_bubblewrap: bool | None = None,
+          budget: float | None = None,
           quick: bool = False) -> SubmissionResult:
     """Grade one ``submission`` (a folder) on ``exercise`` in a session of its own.
 
     Same arguments, result and errors as :meth:`Judge` plus :meth:`Judge.grade`.
     """
     with Judge(exercise, quick=quick) as judge:
-        return judge.grade(submission, seed=seed, uid=uid, use_bubblewrap=use_bubblewrap, budget=budget)
+        return judge.grade(submission, seed=seed, use_bubblewrap=use_bubblewrap, budget=budget)

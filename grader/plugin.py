@@ -77,10 +77,11 @@ class SubmissionProxy:
     def grader_sandbox(self, folder: Path, module: str, preload: tuple[str, ...] = ()) -> Sandbox:
         """A second sandbox, for grader code that must not share a process with the student's code
         (exercise 4 trains the exported model in one): it imports ``module`` from ``folder`` and never
-        the submission; same limits, isolation and user as the submission's. The caller closes it."""
+        the submission; same limits and isolation as the submission's, a uid of its own. The caller
+        closes it."""
         own = self._sandbox
         spec = dataclasses.replace(own.exercise, module=module, harness="", forbidden_imports=(), preload=preload)
-        return Sandbox(spec, folder, uid=own.uid, use_bubblewrap=own.bubblewrap, budget=own.budget)
+        return Sandbox(spec, folder, use_bubblewrap=own.bubblewrap, budget=own.budget)
 
     def __getattr__(self, name: str):
         if name.startswith("_"):

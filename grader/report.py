@@ -6,6 +6,7 @@ import functools
 import io
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 import click
@@ -221,9 +222,12 @@ def write_atomic(path: Path, text: str) -> Path:
     even with two writers at once); folders are created. Returns ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)  # left only when writing failed
     return path
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from conftest import ROOT
 from grader import batch
+from grader.sandbox.template import UID_BASE, UID_COUNT
 
 SOLUTION = ROOT / "solutions" / "exercise3" / "attention.py"
 SKELETON = ROOT / "exercises" / "exercise3" / "skeleton" / "attention.py"
@@ -66,6 +67,10 @@ def graded(tmp_path_factory):
         "print('UID', os.getuid())\n"
     )
     _folder(subs, "mallory", text=spy + SOLUTION.read_text())
+    # Ivy's error message holds lone surrogates: once it crashed the report writer, and the gradebook
+    # said "grader error" while results/ held a score.
+    _folder(subs, "ivy", text=SOLUTION.read_text() + "\n\ndef softmax(x, axis=-1):\n"
+                              "    raise ValueError('bad \\udcff')\n")
     batch.run("exercise3", subs, out, jobs=2, seed=11)
     con = sqlite3.connect(out / "gradebook.sqlite")
     names = ["student", "status", "score", "max_score", "error"]
@@ -76,11 +81,26 @@ def graded(tmp_path_factory):
 
 def test_every_student_gets_a_row_with_the_right_outcome(graded):
     out, rows = graded
-    assert sorted(rows) == ["alice", "bob", "carol", "dan", "erin", "fay", "gus", "mallory"]
+    assert sorted(rows) == ["alice", "bob", "carol", "dan", "erin", "fay", "gus", "ivy", "mallory"]
     assert (rows["alice"]["status"], rows["alice"]["score"], rows["alice"]["max_score"]) == ("graded", 24, 24)
     assert (rows["bob"]["status"], rows["bob"]["score"]) == ("graded", 0)
     assert (rows["carol"]["status"], rows["carol"]["score"]) == ("graded", 24)  # nested zip + __MACOSX
     assert (rows["mallory"]["status"], rows["mallory"]["score"]) == ("graded", 24)
+
+
+def test_text_no_encoder_accepts_is_made_safe_and_every_output_agrees(graded):
+    """A lone surrogate from the sandbox arrives as U+FFFD: the gradebook, the JSON result, the Gradescope
+    file and the report all exist and agree, and no temp file is left."""
+    out, rows = graded
+    ivy = rows["ivy"]
+    assert ivy["status"] == "graded" and ivy["error"] == "" and 0 < ivy["score"] < 24
+    result = json.loads((out / "results" / "ivy.json").read_text(encoding="utf-8"))
+    assert result["score"] == ivy["score"]
+    assert json.loads((out / "gradescope" / "ivy" / "results.json").read_text())["score"] == ivy["score"]
+    feedback = [c["feedback"] for c in result["checks"] if "bad" in c["feedback"]]
+    assert feedback and all("raised ValueError: bad \ufffd" in f for f in feedback)
+    assert "raised ValueError: bad \ufffd" in (out / "reports" / "ivy.html").read_text(encoding="utf-8")
+    assert list(out.rglob("*.tmp")) == []
 
 
 @pytest.mark.parametrize("student, words", [
@@ -102,7 +122,7 @@ def test_a_submission_cannot_read_other_students_or_the_solutions(graded):
     assert result["output"].count("BLOCKED") == 3
     if result["isolation"].startswith("bubblewrap"):
         uid = int(result["output"].split("UID")[1].split()[0])
-        assert uid >= batch.BASE_UID  # dropped from root to an unprivileged uid
+        assert uid in range(UID_BASE, UID_BASE + UID_COUNT)  # dropped from root to a sandbox uid of its own
 
 
 def test_outputs_csv_gradescope_reports_and_overview(graded):
@@ -261,3 +281,35 @@ def test_csv_cells_cannot_start_a_formula():
 
     assert [_cell(t) for t in ("=HYPERLINK(1)", "+1", "-2", "@x", "ada")] == [
         "'=HYPERLINK(1)", "'+1", "'-2", "'@x", "ada"]
+
+
+def test_scratch_folders_are_judged_by_their_lock_not_a_pid(tmp_path, monkeypatch):
+    """A worker's scratch folder is removed only once no process holds its lock: a live worker in
+    another PID namespace (whose pid means nothing here) keeps its folder; a dead one's goes."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    live, dead = tmp_path / "grader-worker-live", tmp_path / "grader-worker-dead"
+    for folder in (live, dead):
+        folder.mkdir()
+        (folder / batch.SCRATCH_LOCK).touch()
+        (folder / "copy.py").write_text("x = 1\n")
+    hold = ("import fcntl, os, sys, time\n"
+            f"fd = os.open({str(live / batch.SCRATCH_LOCK)!r}, os.O_RDWR)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n")
+    other_namespace = (["unshare", "--pid", "--fork", "--kill-child"] if shutil.which("unshare") and os.getuid() == 0
+                       else [])
+    holder = subprocess.Popen([*other_namespace, sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        batch._remove_stale_scratch()
+        assert live.is_dir() and (live / "copy.py").is_file()
+        assert not dead.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    deadline = time.monotonic() + 5  # the holder (in its own PID namespace) is being killed
+    while live.exists() and time.monotonic() < deadline:
+        batch._remove_stale_scratch()
+        time.sleep(0.05)
+    assert not live.exists()

@@ -198,7 +198,7 @@ def test_ctrl_c_stops_the_students_code_at_once_and_leaves_nothing_behind(tmp_pa
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
-    while not list(tmp_path.glob("grader-sandbox-*")) and time.monotonic() < deadline:
+    while not list(tmp_path.glob("grader-template-*/jobs/*")) and time.monotonic() < deadline:  # a sandbox runs
         time.sleep(0.05)
     time.sleep(0.8)  # inside the student's loop (its call may take 2 s)
     sent = time.monotonic()
@@ -206,7 +206,7 @@ def test_ctrl_c_stops_the_students_code_at_once_and_leaves_nothing_behind(tmp_pa
     out, _ = proc.communicate(timeout=60)
     assert time.monotonic() - sent < 5, out.decode()
     assert proc.returncode != 0 and b"Aborted" in out
-    assert list(tmp_path.glob("grader-sandbox-*")) == []
+    assert list(tmp_path.glob("grader-*")) == []  # the template and the sandboxes' copies
 
 
 def test_progress_goes_to_stderr_as_plain_milestone_lines_when_piped(capsys):
@@ -225,3 +225,23 @@ def test_progress_goes_to_stderr_as_plain_milestone_lines_when_piped(capsys):
     captured = capsys.readouterr()
     assert captured.err == "prenorm 100/400 (2.702)\n"
     assert captured.out == ""
+
+
+def test_unisolated_grade_warns_in_one_line_and_require_isolation_refuses(tmp_path, monkeypatch):
+    """Without bubblewrap the student's code runs as the caller: `grade` says so on the terminal (not only
+    inside the report), and --require-isolation refuses before any code runs."""
+    import grader.cli
+    import grader.sandbox.session
+
+    monkeypatch.chdir(tmp_path)
+    for module in (grader.cli, grader.sandbox.session):
+        monkeypatch.setattr(module, "bubblewrap_works", lambda: False)
+    refused = CliRunner().invoke(grade_shortcut, ["exercise3", str(SOLUTION), "--require-isolation", "--seed", "1"])
+    assert refused.exit_code == 1
+    assert "--require-isolation: bubblewrap is not available" in refused.output
+    assert not (tmp_path / "reports").exists()
+    warned = CliRunner().invoke(grade_shortcut, ["exercise3", str(SOLUTION), "--seed", "1"])
+    assert warned.exit_code == 0, warned.output
+    warnings = [line for line in warned.output.splitlines() if line.startswith("Warning: not isolated")]
+    assert len(warnings) == 1 and "runs as you" in warnings[0]
+    assert "plain child process" in (tmp_path / "reports" / "exercise3.html").read_text()

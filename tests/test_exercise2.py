@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:
 from exercises.exercise2.tests import checks, reference  # noqa: E402
 from exercises.exercise2.tests.hidden import mistakes  # noqa: E402
 from grader.plugin import CheckFailure  # noqa: E402
-from grader.sandbox_worker import Unsupported  # noqa: E402
+from grader.sandbox.wire import Unsupported  # noqa: E402
 
 EX2 = ROOT / "exercises" / "exercise2"
 

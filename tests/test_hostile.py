@@ -34,11 +34,12 @@ import pytest
 
 from conftest import ROOT
 from grader import corpus
-from grader.isolation import bubblewrap_works
-from grader.sandbox import Sandbox, SubmissionError
+from grader.report import render_html
+from grader.sandbox import bubblewrap_works
+from grader.sandbox import Sandbox, SubmissionError, template
 
 CASES = corpus.cases("exercise3", kind="hostile")
-SANDBOX_UID = 61000  # judge.grade's default, which grade3 uses
+SANDBOX_UIDS = range(61000, 62000)  # grader.sandbox.template.claim_uid hands these out
 #: Longer than any honest grading of one case (timeouts are 2 s per call in exercise 3); far shorter than the
 #: 60 s a hanging grader would wait for setsid_grandchild's sleeping grandchildren.
 MAX_SECONDS = 30.0
@@ -71,17 +72,33 @@ def _processes() -> dict[int, tuple[int, int, int, str]]:
     return table
 
 
+def _templates(table: dict) -> set[int]:
+    """The judge's template processes (grader.sandbox.template), which live as long as the judge: the
+    bwrap processes and the template itself; its children (the jobs) are not in this set."""
+    keep = set()
+    for t in template._templates.values():
+        level = {t.proc.pid}
+        for _ in range(3 if t.bubblewrap else 1):  # bwrap, bwrap's PID 1, the template
+            keep |= level
+            level = {pid for pid, row in table.items() if row[0] in level}
+    return keep
+
+
 def _suspects() -> dict[int, str]:
-    """Processes a grading may have left: our descendants, and sandbox-uid processes in our PID namespace."""
+    """Processes a grading may have left: our descendants, and sandbox-uid processes in our PID namespace,
+    except the long-lived template processes."""
     me = os.getpid()
     table = _processes()
     found = {}
+    templates = _templates(table)
     for pid, (ppid, uid, depth, what) in table.items():
+        if pid in templates:
+            continue
         ancestors, p = set(), ppid
         while p > 1 and p in table and p not in ancestors:
             ancestors.add(p)
             p = table[p][0]
-        if pid != me and (ppid == me or me in ancestors or (uid == SANDBOX_UID and depth == 1)):
+        if pid != me and (ppid == me or me in ancestors or (uid in SANDBOX_UIDS and depth == 1)):
             found[pid] = f"pid {pid} uid {uid}: {what}"
     return found
 
@@ -177,7 +194,8 @@ def _check_case_facts(name: str, result, folder: Path, listeners: _Listeners | N
     elif name == "writes_fake_result":
         problems += [f"fake result on the host: {p}" for p in _fake_results_found(folder)]
         wrote = [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("WROTE ")]
-        problems += [f"wrote {p} (outside the sandbox's private /tmp)" for p in wrote if not p.startswith("/tmp/")]
+        private = ("/tmp/", "/sandbox/submission/")  # the sandbox's own /tmp and its own copy of the submission
+        problems += [f"wrote {p} (outside the sandbox's private folders)" for p in wrote if not p.startswith(private)]
     elif name == "reads_hidden_tests":
         if "FOUND" in out or "found nothing" not in out:
             problems.append(f"the submission read course files: {out[:500]!r}")
@@ -191,7 +209,20 @@ def _check_case_facts(name: str, result, folder: Path, listeners: _Listeners | N
     elif name == "deep_recursion":
         if "Segmentation fault" not in out:
             problems.append("no faulthandler traceback in the output")
+    elif name == "prints_and_crashes":  # one cap for all the restarted processes of a submission
+        if "more bytes of output not shown" not in out or len(out) > 64 * 1024 + 2_000:
+            problems.append(f"output not capped once per submission ({len(out):,} characters kept)")
+    elif name == "surrogate_message":
+        if "raised ValueError: attention failed on \ufffd\ufffd input" not in json.dumps(result.to_dict(), ensure_ascii=False):
+            problems.append("the lone surrogates did not arrive as U+FFFD")
+        render_html(result).encode("utf-8")  # the writer that once crashed
     return problems
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory so far (VmHWM), MB."""
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
 
 
 def _listing(folder: Path) -> dict[str, int]:
@@ -211,6 +242,9 @@ def test_the_hostile_corpus_is_complete():
         "forges_replies", "stops_itself", "returns_huge",
         # found in review: removes the import block to reach torch by a computed name
         "pops_import_block",
+        # issue 13: text no encoder takes, valid writes next to itself, a thread pool, a forged 200 MiB
+        # frame, output through many restarts
+        "surrogate_message", "writes_next_to_itself", "thread_pool", "forges_huge_frame", "prints_and_crashes",
     }
     for case in CASES:
         full = _expected(case).get("full_marks", False)
@@ -225,11 +259,16 @@ def test_hostile_submission(case, grade3):
     processes_before = _suspects()
     listeners = _Listeners() if case.name == "network" else None
     before = _listing(case.folder)
+    if not TIMES:  # the first grading of the session imports torch and more: not counted below
+        grade3(ROOT / "solutions" / "exercise3")
+    peak_before = _peak_rss_mb()
     try:
         started = time.monotonic()
         result = grade3(case.folder)
         TIMES[case.name] = elapsed = time.monotonic() - started
-        facts = _check_case_facts(case.name, result, case.folder, listeners)
+        grew = _peak_rss_mb() - peak_before  # a reply must be refused before it is buffered
+        memory = [f"the judge's peak memory grew by {grew:.0f} MB"] if grew > 100 else []
+        facts = memory + _check_case_facts(case.name, result, case.folder, listeners)
         changed = set(before.items()) ^ set(_listing(case.folder).items())
         facts += [f"the submission folder changed: {p}" for p in sorted(changed)]
     finally:
@@ -287,16 +326,18 @@ def test_worker_that_closes_its_pipes_is_stopped_without_bubblewrap(exercise3):
 
 def test_worker_that_cannot_start_is_a_grader_error_and_not_retried(exercise3, tmp_path, monkeypatch):
     """Before any student code runs, a failure is the grader's (no points lost for it), reported once."""
-    import grader.sandbox as sandbox_module
-
-    broken = tmp_path / "worker.py"
-    broken.write_text("import sys\nprint('no numpy here', file=sys.stderr)\nsys.exit(3)\n")
-    monkeypatch.setattr(sandbox_module, "WORKER", broken)
-    with Sandbox(exercise3, ROOT / "solutions" / "exercise3", use_bubblewrap=False) as sandbox:
-        for _ in range(2):
-            with pytest.raises(RuntimeError, match="did not start .exited with status 3.; its output: no numpy here"):
-                sandbox.has_function("softmax")
-        assert sandbox.proc is None
+    (tmp_path / "worker.py").write_text("import sys\nprint('no numpy here', file=sys.stderr)\nsys.exit(3)\n")
+    (tmp_path / "wire.py").write_text("")
+    template.close_templates()
+    monkeypatch.setattr(template, "HERE", tmp_path)
+    try:
+        with Sandbox(exercise3, ROOT / "solutions" / "exercise3", use_bubblewrap=False) as sandbox:
+            for _ in range(2):
+                with pytest.raises(RuntimeError, match="did not start: .*template process did not start: no numpy here"):
+                    sandbox.has_function("softmax")
+            assert sandbox.proc is None
+    finally:
+        template.close_templates()  # the next test starts a working one
 
 
 def test_error_of_a_very_deep_recursion_is_short():
@@ -305,7 +346,7 @@ def test_error_of_a_very_deep_recursion_is_short():
     last frames are formatted."""
     import sys
 
-    from grader.sandbox_worker import TRACEBACK_FRAMES, _error
+    from grader.sandbox.worker import TRACEBACK_FRAMES, _error
 
     def dive(n):
         if n == 0:
@@ -350,4 +391,33 @@ def test_a_closed_sandbox_never_starts_a_worker_again(exercise3):
         with pytest.raises(SubmissionError) as info:
             sandbox.call("softmax", np.zeros(3))
         assert info.value.kind == "stopped" and "stopped" in info.value.message
-        assert sandbox.proc is None and sandbox.workdir is None
+        assert sandbox.proc is None
+
+
+@needs_bubblewrap
+def test_concurrent_sandboxes_have_a_uid_and_a_process_limit_each(exercise3, grade3, tmp_path):
+    """RLIMIT_NPROC counts per uid: while one sandbox holds all but one of its processes (15 sleeping
+    threads), a correct submission that computes in a pool of 8 threads still gets full marks, because
+    every running sandbox has a uid of its own; closing a sandbox frees its uid for the next."""
+    hog = tmp_path / "hog"
+    hog.mkdir()
+    (hog / "attention.py").write_text(
+        "import threading, time\n"
+        "def hold(n):\n"
+        "    for _ in range(n):\n"
+        "        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+        "    return threading.active_count()\n")
+    with Sandbox(exercise3, hog) as holder:
+        assert holder.call("hold", exercise3.limits.processes - 1) == exercise3.limits.processes
+        result = grade3(ROOT / "tests" / "hostile" / "exercise3" / "thread_pool")
+        with Sandbox(exercise3, hog) as other:
+            other.has_function("hold")
+            assert other.uid != holder.uid and {other.uid, holder.uid} <= set(SANDBOX_UIDS)
+    assert [f"{c.name}: {c.feedback}" for c in result.checks if c.status != "passed"] == []
+    import fcntl
+
+    fd = os.open(template.UID_LOCKS / f"{holder.uid}.lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free again: closing the sandbox released it
+    finally:
+        os.close(fd)

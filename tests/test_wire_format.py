@@ -14,7 +14,7 @@ import struct
 import numpy as np
 import pytest
 
-from grader.sandbox_worker import (MAX_FRAME, ProtocolError, Unsupported, decode, encode, parse_frame,
+from grader.sandbox.wire import (HEADER, FrameTooLarge, MAX_FRAME, ProtocolError, Unsupported, decode, encode, parse_frame,
                                    read_frame, write_frame)
 
 
@@ -392,7 +392,32 @@ def test_more_than_64_dimensions_are_refused():
         decode({"__ndarray__": 0}, [_npy_v2(header, b"\0" * 8)])
 
 
-def test_a_scalar_whose_bytes_are_no_character_is_a_protocol_error():
+def test_code_points_that_are_no_character_become_the_replacement_character():
+    """A '<U' array may hold any 32-bit values: beyond U+10FFFF, or a lone surrogate that no writer
+    can encode as UTF-8. They arrive as U+FFFD; valid characters are kept."""
     header = b"{'descr': '<U1', 'fortran_order': False, 'shape': (), }\n"
-    with pytest.raises(ProtocolError):
-        decode({"__npscalar__": 0}, [_npy_v2(header, b"\xff\xff\xff\xff")])
+    assert decode({"__npscalar__": 0}, [_npy_v2(header, b"\xff\xff\xff\xff")]) == "\ufffd"
+    header = b"{'descr': '>U2', 'fortran_order': False, 'shape': (2,), }\n"
+    data = b"".join(cp.to_bytes(4, "big") for cp in (0xDCFF, 0x41, 0x1F600, 0xD800))
+    text = decode({"__ndarray__": 0}, [_npy_v2(header, data)])
+    assert text.tolist() == ["\ufffdA", "\U0001F600\ufffd"]
+    "".join(text.tolist()).encode("utf-8")  # no UnicodeEncodeError
+
+
+def test_lone_surrogates_in_a_header_become_the_replacement_character():
+    """JSON may escape a lone surrogate (a student's `raise ValueError("\\udcff")`); Python's json reads
+    it into a str that cannot be written as UTF-8. Every string and key of the header is made safe
+    where the frame is parsed, so no writer of the judge can fail on it; a valid pair is kept."""
+    header = b'{"ok": false, "error": {"message": "bad \\udcff end", "\\ud800key": ["\\ud83d\\ude00", 1]}}'
+    message, _ = parse_frame(HEADER.pack(len(header)) + header)
+    assert message["error"] == {"message": "bad \ufffd end", "\ufffdkey": ["\U0001F600", 1]}
+    json.dumps(message, ensure_ascii=False).encode("utf-8")
+
+
+def test_a_frame_over_the_readers_cap_is_refused_from_its_header():
+    """The judge passes the exercise's reply cap: a frame whose header announces more is refused
+    before a byte of its blobs has arrived (a forged 255 MiB frame once cost the judge 1.2 GB)."""
+    header = json.dumps({"ok": True, "blobs": [5 * 1024 * 1024]}).encode()
+    with pytest.raises(FrameTooLarge, match="too large: at most 4,194,304 accepted"):
+        parse_frame(HEADER.pack(len(header)) + header, max_frame=4 * 1024 * 1024)
+    assert parse_frame(HEADER.pack(len(header)) + header, max_frame=8 * 1024 * 1024) is None  # not complete yet

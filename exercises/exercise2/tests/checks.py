@@ -17,7 +17,7 @@ import numpy as np
 from exercises.exercise2.tests import reference
 from grader.plugin import CheckFailure
 from grader.sandbox import SubmissionError
-from grader.sandbox_worker import Unsupported
+from grader.sandbox.wire import Unsupported
 
 try:  # the mistakes' formulas hold the answer, so they are judge-only (tests/hidden is not released)
     from exercises.exercise2.tests.hidden import mistakes

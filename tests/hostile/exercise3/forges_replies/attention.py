@@ -14,7 +14,7 @@ import io
 import json
 import struct
 
-import __main__  # the sandbox worker, run as a script
+import __main__  # the sandbox worker (the template, forked), run as a script
 import numpy as np
 
 _forge = {"mode": None}
@@ -49,21 +49,11 @@ def _forged_frame_bytes(message, blobs=()):
     return _real_frame_bytes(message, blobs)
 
 
-if hasattr(__main__, "frame_bytes"):  # the worker builds each reply with frame_bytes(...)
-    _real_frame_bytes = __main__.frame_bytes
-    __main__.frame_bytes = _forged_frame_bytes
-else:  # an older worker writes each reply with write_frame(stream, ...)
-    def _real_frame_bytes(message, blobs=()):
-        buf = io.BytesIO()
-        _real_write_frame(buf, message, blobs)
-        return buf.getvalue()
-
-    def _forged_write_frame(stream, message, blobs=()):
-        stream.write(_forged_frame_bytes(message, blobs))
-        stream.flush()
-
-    _real_write_frame = __main__.write_frame
-    __main__.write_frame = _forged_write_frame
+# The worker builds each reply with its wire module's frame_bytes(...): find that module, whatever its
+# name, through the worker's own globals, and replace the function.
+_wire = getattr(__main__, "wire", None) or __main__
+_real_frame_bytes = _wire.frame_bytes
+_wire.frame_bytes = _forged_frame_bytes
 
 
 def _forged(mode, x):

@@ -85,7 +85,8 @@ def transformer_block(x, params, n_heads, causal=True):
 
 
 _stop_after_reply = {"armed": False}
-_real_read_frame = __main__.read_frame
+_wire = getattr(__main__, "wire", None) or __main__  # where the worker's read_frame lives
+_real_read_frame = _wire.read_frame
 
 
 def _read_frame_then_maybe_stop(stream):
@@ -96,7 +97,7 @@ def _read_frame_then_maybe_stop(stream):
     return _real_read_frame(stream)
 
 
-__main__.read_frame = _read_frame_then_maybe_stop
+_wire.read_frame = _read_frame_then_maybe_stop
 
 
 def multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False):

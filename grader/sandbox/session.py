@@ -1,52 +1,38 @@
-"""Run student code in a separate, limited process and talk to it without unpickling.
+"""One submission's sandbox: its worker process, the calls into it, and what comes back.
 
-One :class:`Sandbox` serves one submission: it copies the submission to a private temp
-folder, starts :mod:`grader.sandbox_worker` there (under bubblewrap when available) and
-forwards calls. Every failure of the student's code becomes a :class:`SubmissionError`
-with a message written for the student; nothing the process does can raise anything else
-in the judge.
-
-Isolation (see DESIGN.md, "Isolation"; the command line is built in :mod:`grader.isolation`):
-
-* bubblewrap: new PID, network, IPC and UTS namespaces; the file system is read-only and
-  shows only the system folders, the Python installation and the submission's own copy;
-  a 64 MiB ``/tmp``; the worker drops to an unprivileged uid so ``RLIMIT_NPROC`` binds.
-* fallback (no bubblewrap, e.g. macOS): a plain child process with the same rlimits.
-
-Either way: rlimits on CPU, address space, file size and processes; a wall-clock
-deadline per call that ends in SIGKILL of the whole process group; a scrubbed
-environment; stdout/stderr captured into a capped buffer.
+One :class:`Sandbox` serves one submission: it has the judge's template process
+(:mod:`grader.sandbox.template`) fork a worker on a fresh copy of the submission (isolated as
+:mod:`grader.sandbox.isolation` lists) and forwards calls. Every failure of the student's code
+becomes a :class:`SubmissionError` with a message written for the student
+(:mod:`grader.sandbox.messages`); nothing the process does can raise anything else in the judge.
 
 The judge never waits on the worker without a deadline: requests are written to a
 non-blocking pipe and replies read with ``select``, both against the call's deadline (a
 worker that stops reading, or a grandchild that keeps the pipes open after the worker
 died, costs at most the call's time limit). Replies are treated as hostile: student code
-runs in the worker and can forge them.
+runs in the worker and can forge them. A reply larger than the exercise's ``reply_mb`` is
+refused as soon as its header says so, before its bytes are buffered.
 """
 from __future__ import annotations
 
 import contextlib
-import errno
-import json
 import os
 import selectors
 import shutil
-import signal
 import stat
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
-from .exercises import Exercise, Limits
-from .isolation import bubblewrap_works, bwrap_command, package_dirs, scrubbed_env, site_packages
-from .sandbox_worker import _missing, HEADER, ProtocolError, decode, encode, frame_bytes, parse_frame
+from ..exercises import Exercise, Limits
+from . import messages
+from .isolation import bubblewrap_works
+from .template import JobProcess, TemplateLost, UidClaim, claim_uid, template_for
+from .wire import HEADER, FrameTooLarge, ProtocolError, _missing, decode, encode, frame_bytes, parse_frame
 
-WORKER = Path(__file__).with_name("sandbox_worker.py")
-#: Seconds allowed for the worker process to start (Python and NumPy imported, limits set),
-#: before any student code runs. Importing the submission then counts as a call.
+#: Seconds allowed for a forked worker to say it is ready (limits set, isolated), before any
+#: student code runs. Importing the submission then counts as a call.
 START_TIMEOUT = 20.0
 #: Seconds a worker whose protocol pipe closed gets to exit before it is killed.
 EXIT_GRACE = 1.0
@@ -69,10 +55,6 @@ class SubmissionError(Exception):
         self.kind = kind
         self.message = message
         self.traceback = traceback
-
-
-#: Control characters shown escaped in the captured output (``\x00``); tab and newline are kept.
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0, 9), *range(11, 32), 127]}
 
 
 class _OutputDrain(threading.Thread):
@@ -122,12 +104,8 @@ class _OutputDrain(threading.Thread):
                 self.stream.close()
 
     def text(self) -> str:
-        """What was kept, decoded (invalid UTF-8 replaced, control characters escaped)."""
-        out = self.kept.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-        out = out.translate(_CONTROL)
-        if self.total > len(self.kept):
-            out += f"\n[... {self.total - len(self.kept):,} more bytes of output not shown]"
-        return out
+        """What was kept, for the report (see :func:`grader.sandbox.messages.output_text`)."""
+        return messages.output_text(bytes(self.kept), self.total)
 
 
 def _not_copied(folder: str, names: list[str]) -> set[str]:
@@ -161,13 +139,6 @@ def _frame_need(raw: bytearray) -> int:
     return len(raw) + _missing(bytes(raw))
 
 
-def _signal_name(number: int) -> str | None:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return None
-
-
 class Sandbox:
     """A worker process serving calls into one submission's module.
 
@@ -177,23 +148,22 @@ class Sandbox:
     Args:
         exercise: the exercise spec (module name, limits, forbidden imports).
         submission: the student's folder (read, never written).
-        uid: unprivileged user id to run as when the grader runs as root.
         use_bubblewrap: None picks bubblewrap when it works.
         budget: wall seconds all calls together may take (None: per-call limits only);
             once spent, every further call fails at once with a timeout.
     """
 
-    def __init__(self, exercise: Exercise, submission: Path, *, uid: int = 61000,
-                 use_bubblewrap: bool | None = None, budget: float | None = None):
+    def __init__(self, exercise: Exercise, submission: Path, *, use_bubblewrap: bool | None = None,
+                 budget: float | None = None):
         self.exercise = exercise
         self.limits: Limits = exercise.limits
         self.submission = Path(submission)
-        self.uid = uid
         self.bubblewrap = bubblewrap_works() if use_bubblewrap is None else use_bubblewrap
-        self.proc: subprocess.Popen | None = None
-        self.workdir: Path | None = None
+        self.claim: UidClaim | None = None  # this sandbox's own uid (as root under bubblewrap)
+        self.proc: JobProcess | None = None
         self.drains: list[_OutputDrain] = []
         self.outputs: list[str] = []
+        self.output_left = self.limits.output_kb * 1024  # one cap for all of the submission's processes
         self.functions: list[str] | None = None
         self.load_error: SubmissionError | None = None
         self.start_error: RuntimeError | None = None  # the worker could not start: not retried
@@ -210,8 +180,8 @@ class Sandbox:
     def isolation(self) -> str:
         """One line for the report saying how student code was isolated."""
         if self.bubblewrap:
-            return ("bubblewrap: own PID and network namespace (no network), read-only system, "
-                    "private copy of the submission and private /tmp, unprivileged user, rlimits")
+            return ("bubblewrap: own PID, mount and network namespaces (no network), read-only system, "
+                    "private writable copy of the submission and private /tmp, own unprivileged user, rlimits")
         how = "plain child process with rlimits (bubblewrap not available): no network or file-system isolation"
         if os.name == "posix" and os.getuid() == 0:
             how += "; running as root, so the process limit does not bind"
@@ -229,7 +199,8 @@ class Sandbox:
         if self.proc is None and not self.closed and self.exercise.module and self.load_error is None \
                 and self.start_error is None \
                 and (self.submission / f"{self.exercise.module}.py").is_file():
-            self._spawn()
+            with contextlib.suppress(RuntimeError):  # kept in start_error: the first call reports it
+                self._spawn()
 
     def _spawn(self) -> None:
         """Start a worker on a fresh copy of the submission (see :meth:`_wait_ready`).
@@ -240,42 +211,32 @@ class Sandbox:
         with self._lifecycle:
             if self.closed:
                 raise SubmissionError("stopped", "not run: grading was stopped before this call.")
-            self._spawn_unlocked()
+            try:
+                self._spawn_unlocked()
+            except RuntimeError as exc:  # no template, no uid free: the grader's problem, not retried
+                self.start_error = RuntimeError(f"the sandbox did not start: {exc}")
+                raise self.start_error from None
+
+    @property
+    def uid(self) -> int | None:
+        """The unprivileged uid this sandbox's code runs as (None: the grader's own user)."""
+        return self.claim.uid if self.claim is not None else None
 
     def _spawn_unlocked(self) -> None:
         self.ready = self.loaded = False
-        self.workdir = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
-        os.chmod(self.workdir, 0o755)
-        shutil.copy2(WORKER, self.workdir / "worker.py")
-        if self.exercise.harness_file is not None:
-            shutil.copy2(self.exercise.harness_file, self.workdir / "harness.py")
-        shutil.copytree(self.submission, self.workdir / "submission", symlinks=True, ignore=_not_copied)
-        for path in [self.workdir / "submission", *(self.workdir / "submission").rglob("*")]:
-            if not path.is_symlink():
-                os.chmod(path, 0o755 if path.is_dir() else 0o644)
-        inside = Path("/sandbox") if self.bubblewrap else self.workdir
+        if self.bubblewrap and os.getuid() == 0 and self.claim is None:
+            self.claim = claim_uid()
         cfg = {
             "cpu": self.limits.cpu, "memory_mb": self.limits.memory_mb,
             "file_size_mb": self.limits.file_size_mb, "processes": self.limits.processes,
-            "uid": self.uid if self.bubblewrap else None,
-            "module": self.exercise.module,
+            "uid": self.uid, "module": self.exercise.module,
             "forbidden_imports": list(self.exercise.forbidden_imports),
-            "submission_dir": str(inside / "submission"),
-            "harness": str(inside / "harness.py") if self.exercise.harness_file is not None else "",
             "preload": list(self.exercise.preload),
-            "site_packages": site_packages(),
         }
-        # -S: no site module; the worker puts the site-packages folders on sys.path itself. That
-        # skips the .pth files (an editable install's finder alone costs ~15 ms per start).
-        python = [sys.executable, "-I", "-S", str(inside / "worker.py"), json.dumps(cfg)]
-        hidden = package_dirs(self.exercise.forbidden_imports)
-        cmd = bwrap_command(self.workdir, python, hidden) if self.bubblewrap else python
-        self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=str(self.workdir / "submission"), env=scrubbed_env(), start_new_session=True,
-        )
+        template = template_for(self.bubblewrap, tuple(self.exercise.forbidden_imports))
+        self.proc = template.start(cfg, self.submission, self.exercise.harness_file, _not_copied)
         os.set_blocking(self.proc.stdin.fileno(), False)  # written with a deadline, see _send
-        drain = _OutputDrain(self.proc.stderr, self.limits.output_kb * 1024)
+        drain = _OutputDrain(self.proc.stderr, max(self.output_left, 0))
         drain.start()
         self.drains.append(drain)
 
@@ -292,7 +253,7 @@ class Sandbox:
             proc = self.proc
             self._stop()
             why = {_Timeout: f"not ready within {START_TIMEOUT:g} s",
-                   _Closed: f"exited with status {proc.returncode}"}.get(type(exc), str(exc))
+                   _Closed: f"exited with status {proc.returncode if proc else None}"}.get(type(exc), str(exc))
             self.start_error = RuntimeError(f"the sandbox did not start ({why}); its output: "
                                             f"{self.outputs[-1][-1000:] if self.outputs else ''}")
             raise self.start_error from None
@@ -301,11 +262,8 @@ class Sandbox:
     def _stop(self) -> None:
         proc, self.proc = self.proc, None
         if proc is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)  # bwrap and, without bwrap, the worker's group
-            with contextlib.suppress(OSError):
-                proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired, TemplateLost):
                 proc.wait(timeout=5)
             for stream in (proc.stdin, proc.stdout):  # stderr belongs to its drain thread
                 with contextlib.suppress(OSError):
@@ -315,10 +273,10 @@ class Sandbox:
         for drain in self.drains:
             drain.join(timeout=1 + drain.SWEEP)
             self.outputs.append(drain.text())
+            self.output_left -= len(drain.kept)
         self.drains = []
-        if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            self.workdir = None
+        if proc is not None:
+            shutil.rmtree(proc.folder, ignore_errors=True)
 
     def close(self) -> None:
         """Stop the worker and delete its temp folder, for good: a later call (e.g. from a check
@@ -326,10 +284,12 @@ class Sandbox:
         with self._lifecycle:  # not while another thread is half-way through starting a worker
             self.closed = True
             self._stop()
+            if self.claim is not None:  # every process of the job has ended: the uid is free
+                self.claim.release()
 
     @property
     def output(self) -> str:
-        """Everything the student's code printed (capped per worker process)."""
+        """Everything the student's code printed (one cap for the whole submission)."""
         live = [d.text() for d in self.drains]
         return "".join(o for o in self.outputs + live if o)
 
@@ -367,7 +327,7 @@ class Sandbox:
             sel.register(fd, selectors.EVENT_READ)
             while True:
                 if len(raw) >= need:  # parse only when enough has arrived: linear in the reply's size
-                    parsed = parse_frame(bytes(raw))
+                    parsed = parse_frame(bytes(raw), self.limits.reply_mb * 1024 * 1024)
                     if parsed is not None:
                         if parsed[0].get("id") != expected_id:
                             raise ProtocolError("a reply out of turn")
@@ -408,38 +368,30 @@ class Sandbox:
             ) from None
         except _Closed:
             return self._died(what)
+        except FrameTooLarge as exc:
+            self._stop()
+            raise SubmissionError("protocol", messages.too_large(what, str(exc), self.limits)) from None
         except ProtocolError as exc:
             self._stop()
             raise SubmissionError("protocol", f"{what} sent back something unreadable ({exc}).") from None
 
     def _died(self, what: str):
+        """Raise the student's error for a worker that ended (or closed its pipe) during ``what``.
+
+        Raises:
+            SubmissionError: always, kind ``crash``.
+            TemplateLost: the template ended (a grader error, not the student's).
+        """
         proc = self.proc
         code = None
-        if proc is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                code = proc.wait(timeout=EXIT_GRACE)
-        self._stop()
-        if code is None:
-            raise SubmissionError(
-                "crash", f"{what} closed the sandbox's connection to the grader and was stopped "
-                         "(do not close file descriptors your code did not open).")
-        number = -code if code < 0 else code - 128 if self.bubblewrap and code > 128 else None
-        sig = _signal_name(number) if number else None  # bwrap reports a signal as 128 + number
-        if sig is not None:
-            reason = {
-                "SIGXCPU": f"it used more than {self.limits.cpu} s of CPU time",
-                "SIGXFSZ": f"it wrote a file larger than {self.limits.file_size_mb} MiB",
-                "SIGSEGV": "segmentation fault (often very deep recursion: raising sys.setrecursionlimit "
-                           "does not make the stack bigger)",
-                "SIGKILL": "killed (usually out of memory)",
-                "SIGABRT": "aborted",
-            }.get(sig, sig)
-            raise SubmissionError("crash", f"{what} crashed the process: {reason}.")
-        raise SubmissionError(
-            "crash",
-            f"{what} ended the Python process (exit status {code}) instead of returning "
-            "(do not call exit() or os._exit() in your code).",
-        )
+        try:
+            if proc is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    code = proc.wait(timeout=EXIT_GRACE)
+        finally:
+            self._stop()
+        raise SubmissionError("crash", messages.ended(what, code, signal_above_128=self.bubblewrap,
+                                                      limits=self.limits))
 
     @staticmethod
     def _error_fields(reply: dict) -> dict:
@@ -494,12 +446,7 @@ class Sandbox:
                 self.load_error = SubmissionError("protocol", f"importing {module}.py sent back something "
                                                               f"unreadable ({exc}).")
                 raise self.load_error from None
-            if {"SystemExit", "KeyboardInterrupt"} & set(err["bases"]):
-                text = (f"{module}.py called exit() while it was being imported; code that runs the file as a "
-                        "script belongs under `if __name__ == \"__main__\":`.")
-            else:
-                text = f"{module}.py could not be imported: {err['type']}: {err['message']}"
-            self.load_error = SubmissionError("load", text, err["traceback"])
+            self.load_error = SubmissionError("load", messages.import_failed(module, err), err["traceback"])
             raise self.load_error
         try:
             functions = decode(message.get("value"), blobs)
@@ -557,25 +504,6 @@ class Sandbox:
         except ProtocolError as exc:
             raise SubmissionError("protocol", f"{name} in {module}.py could not be read ({exc}).") from None
 
-    def _failure(self, name: str, err: dict) -> str:
-        """The student-facing sentence for an exception raised by ``name()``."""
-        etype, emsg, bases = err["type"], err["message"], err["bases"]
-        if "NotImplementedError" in bases:
-            return f"{name}() is not implemented yet (it raises NotImplementedError)."
-        if "MemoryError" in bases:
-            return f"{name}() ran out of memory (limit {self.limits.memory_mb} MiB): {emsg}"
-        if "SystemExit" in bases or "KeyboardInterrupt" in bases:
-            return f"{name}() called exit() instead of returning."
-        if "RecursionError" in bases:
-            return (f"{name}() raised RecursionError: {emsg} (a recursive function that never reaches "
-                    "its base case?)")
-        if etype == "UnsendableValue":
-            return f"{name}() returned a value that could not be sent back to the grader ({emsg})."
-        if ("BlockingIOError" in bases and err["errno"] == errno.EAGAIN) or "can't start new thread" in emsg:
-            return (f"{name}() raised {etype}: {emsg}: it tried to start too many processes or threads "
-                    f"(the sandbox allows {self.limits.processes}).")
-        return f"{name}() raised {etype}: {emsg}"
-
     def call(self, name: str, *args, **kwargs):
         """Call ``name(*args, **kwargs)`` in the sandbox and return the decoded result.
 
@@ -609,7 +537,7 @@ class Sandbox:
                 err = self._error_fields(reply)
             except ProtocolError as exc:
                 raise SubmissionError("protocol", f"{name}() sent back something unreadable ({exc}).") from None
-            raise SubmissionError("exception", self._failure(name, err), err["traceback"])
+            raise SubmissionError("exception", messages.raised(name, err, self.limits), err["traceback"])
         try:
             return decode(reply.get("value"), reply_blobs)
         except ProtocolError as exc:

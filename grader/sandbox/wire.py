@@ -1,36 +1,26 @@
-"""The process that runs student code. Standard library and NumPy only.
+"""The wire format between the judge and a sandbox process. Standard library and NumPy only.
 
-It is started by :mod:`grader.sandbox` as ``python -I sandbox_worker.py CONFIG_JSON`` and
-must stay importable without the rest of the package: the sandbox runs a copy of this file.
-The judge imports :func:`encode`, :func:`decode`, :func:`write_frame` and
-:func:`read_frame` from here, so both sides speak one wire format.
+This file is copied into every sandbox next to :mod:`grader.sandbox.worker` and must stay
+importable without the rest of the package. Both sides speak it; the judge treats every byte
+that comes back as hostile (student code runs in the worker and can forge any frame).
 
-Wire format (both directions), one frame per message::
+One frame per message::
 
     8-byte big-endian header length | header (UTF-8 JSON) | blob 0 | blob 1 | ...
 
-``header["blobs"]`` lists the blob lengths. Arrays travel as ``.npy`` blobs written and
-read with ``allow_pickle=False``; everything else is JSON. Nothing is ever unpickled.
+``header["blobs"]`` lists the blob lengths. Arrays travel as ``.npy`` blobs written and read
+with ``allow_pickle=False``; everything else is JSON. Nothing is ever unpickled.
 
-Once started, the worker sends ``{"ready": true, "id": 0}``. Then requests:
-``{"op": "load"}``, ``{"op": "signature", "name": F}``,
-``{"op": "call", "name": F, "args": [...], "kwargs": {...}}``, each with an ``id`` that the
-reply repeats. Replies: ``{"ok": true, "value": ...}`` or ``{"ok": false, "error": {"type",
-"message", "traceback", "bases", "errno"}}`` (``bases``: the exception's class names, most
-derived first, so the judge can tell a subclass of MemoryError).
-
-Student code runs in this process and can forge any reply; :func:`decode` and
-:func:`parse_frame` treat every byte from here as hostile.
+Text is made safe where it enters: a lone surrogate (``"\\udcff"``, valid in JSON and in a
+Python ``str`` but not encodable as UTF-8) in a header or in a ``<U`` array becomes U+FFFD, so no
+writer downstream (HTML report, JSON, SQLite, CSV) can fail on what a submission sent.
 """
 from __future__ import annotations
 
-import contextlib
 import io
 import json
-import os
 import re
 import struct
-import sys
 
 HEADER = struct.Struct(">Q")
 #: Largest frame either side accepts, bytes.
@@ -41,6 +31,10 @@ MAX_HEADER = 1024 * 1024
 
 class ProtocolError(Exception):
     """A frame that does not follow the wire format (truncated, too big, not JSON)."""
+
+
+class FrameTooLarge(ProtocolError):
+    """A frame larger than the reader accepts (refused before its blobs are read)."""
 
 
 def encode(value, blobs: list[bytes]):
@@ -179,6 +173,10 @@ def load_npy(blob: bytes):
                              f"but {len(blob) - end} bytes follow")
         flat = np.frombuffer(blob, dtype=dtype, count=count, offset=end) if count else np.empty(0, dtype)
         arr = flat.reshape(shape, order="F" if fortran_order else "C").copy(order="K")
+        if arr.dtype.kind == "U" and arr.dtype.itemsize:  # code points that are no character (surrogates, > U+10FFFF) become U+FFFD
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+            points = arr.view(np.uint32)
+            points[((points >= 0xD800) & (points <= 0xDFFF)) | (points > 0x10FFFF)] = 0xFFFD
     except Exception as exc:  # noqa: BLE001 - any failure to read is the sender's fault
         raise ProtocolError(f"invalid .npy blob: {exc}"[:500]) from exc
     return arr
@@ -211,8 +209,12 @@ def write_frame(stream, message: dict, blobs: list[bytes] = ()) -> None:
     stream.flush()
 
 
-def parse_frame(raw: bytes) -> tuple[dict, list[bytes]] | None:
+def parse_frame(raw: bytes, max_frame: int = MAX_FRAME) -> tuple[dict, list[bytes]] | None:
     """Split a complete frame out of ``raw``; None while it is still incomplete.
+
+    The frame's size is checked against ``max_frame`` as soon as its header is complete, so a
+    reader that calls this as bytes arrive never buffers more than ``max_frame`` (plus the
+    header) of a frame it will refuse. Strings in the header are made safe (:func:`safe_text`).
 
     Raises:
         ProtocolError: oversized or malformed frame.
@@ -222,6 +224,8 @@ def parse_frame(raw: bytes) -> tuple[dict, list[bytes]] | None:
     (hlen,) = HEADER.unpack_from(raw)
     if hlen > MAX_HEADER:
         raise ProtocolError(f"frame header of {hlen} bytes is too large")
+    if HEADER.size + hlen > max_frame:
+        raise FrameTooLarge(f"{HEADER.size + hlen:,} bytes, too large: at most {max_frame:,} accepted")
     if len(raw) < HEADER.size + hlen:
         return None
     try:
@@ -232,15 +236,37 @@ def parse_frame(raw: bytes) -> tuple[dict, list[bytes]] | None:
     if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in sizes):
         raise ProtocolError("frame has no valid blob list")
     end = HEADER.size + hlen + sum(sizes)
-    if end > MAX_FRAME:
-        raise ProtocolError(f"frame of {end} bytes is too large")
+    if end > max_frame:
+        raise FrameTooLarge(f"{end:,} bytes, too large: at most {max_frame:,} accepted")
     if len(raw) < end:
         return None
     blobs, pos = [], HEADER.size + hlen
     for size in sizes:
         blobs.append(raw[pos:pos + size])
         pos += size
-    return message, blobs
+    try:
+        return _safe(message), blobs
+    except RecursionError as exc:
+        raise ProtocolError("frame header nested too deeply") from exc
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (then it encodes as UTF-8)."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def _safe(value):
+    """``value`` (decoded JSON) with :func:`safe_text` applied to every string and key."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, list):
+        return [_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {safe_text(k): _safe(v) for k, v in value.items()}
+    return value
 
 
 def read_frame(stream) -> tuple[dict, list[bytes]] | None:
@@ -283,177 +309,3 @@ def _read_exact(stream, n: int) -> bytes | None:
             return None
         out += chunk  # a bytearray grows in place
     return bytes(out)
-
-
-# --------------------------------------------------------------------------- worker
-
-
-class _BlockImports:
-    """A meta-path finder that refuses the exercise's forbidden packages (e.g. torch)."""
-
-    def __init__(self, names):
-        self.names = set(names)
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.split(".")[0] in self.names:
-            raise ImportError(f"importing {fullname!r} is not allowed in this exercise")
-        return None
-
-
-def _apply_limits(cfg: dict) -> None:
-    import resource
-
-    mib = 1024 * 1024
-    limits = [
-        (resource.RLIMIT_CPU, cfg["cpu"]),
-        (resource.RLIMIT_AS, cfg["memory_mb"] * mib),
-        (resource.RLIMIT_FSIZE, cfg["file_size_mb"] * mib),
-        (resource.RLIMIT_NPROC, cfg["processes"]),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    for which, value in limits:
-        with contextlib.suppress(ValueError, OSError):  # a limit the OS will not lower (e.g. RLIMIT_AS on macOS): reported by the judge
-            resource.setrlimit(which, (value, value))
-    uid = cfg.get("uid")
-    if uid is not None and os.getuid() == 0:
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-
-
-#: Student frames kept in an error's traceback (the last ones: where it failed).
-TRACEBACK_FRAMES = 8
-
-
-def _error(exc: BaseException, submission_dir: str) -> dict:
-    """The error reply for ``exc``: type, message, the student's last frames, base classes.
-
-    Never raises, and stays fast on a RecursionError a million frames deep (only the last
-    few of the student's frames are formatted).
-    """
-    import collections
-    import traceback
-
-    try:
-        message = str(exc)[:2000]
-    except BaseException:  # noqa: BLE001 - a student's exception whose __str__ fails
-        message = "(the exception's message could not be shown)"
-    out = {"type": type(exc).__name__[:200], "message": message, "traceback": "",
-           "bases": [c.__name__ for c in type(exc).__mro__][:12],
-           "errno": exc.errno if isinstance(exc, OSError) and isinstance(exc.errno, int) else None}
-    # A best effort: the type and message are what matter (a student's exception may break anything).
-    with contextlib.suppress(BaseException):
-        last = collections.deque(maxlen=TRACEBACK_FRAMES)
-        total = 0
-        for frame, lineno in traceback.walk_tb(exc.__traceback__):
-            if frame.f_code.co_filename.startswith(submission_dir):
-                last.append((frame, lineno))
-                total += 1
-        lines = []
-        if total > len(last):
-            lines.append(f"[... {total - len(last):,} earlier frames of your code not shown]\n")
-        lines += traceback.StackSummary.extract(iter(last), limit=TRACEBACK_FRAMES).format()
-        lines.append(f"{out['type']}: {message}\n")
-        out["traceback"] = "".join(lines)[-4000:]
-    return out
-
-
-def _handle(message: dict, blobs: list[bytes], state: dict, cfg: dict) -> dict:
-    """Run one request; returns the reply (without its id)."""
-    import importlib
-    import inspect
-
-    op = message.get("op")
-    if op == "load":
-        state["student"] = state["module"] = importlib.import_module(cfg["module"])
-        if cfg.get("harness"):  # the exercise's own code, in front of the student's module
-            import importlib.util
-
-            spec = importlib.util.spec_from_file_location("grader_harness", cfg["harness"])
-            state["module"] = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(state["module"])
-        return {"ok": True, "value": sorted(n for n, v in vars(state["module"]).items()
-                                            if callable(v) and not n.startswith("_"))}
-    if op == "value":
-        name = str(message["name"])
-        if name.startswith("_"):
-            raise AttributeError(f"{name} is private")
-        return {"ok": True, "value": getattr(state["student"], name)}
-    fn = getattr(state["module"], message["name"])
-    if op == "signature":
-        return {"ok": True, "value": [[p.name, p.kind.name, p.default is not inspect.Parameter.empty]
-                                      for p in inspect.signature(fn).parameters.values()]}
-    if op == "call":
-        args = decode({"__list__": message["args"]}, blobs)
-        kwargs = decode({"__dict__": message["kwargs"]}, blobs)
-        return {"ok": True, "value": fn(*args, **kwargs)}
-    raise ValueError(f"unknown op {op!r}")
-
-
-def main(argv: list[str]) -> int:
-    cfg = json.loads(argv[1])
-    # The protocol keeps private copies of fds 0 and 1; the student's print() and any
-    # write to fd 1 or 2 go to the judge's capped output pipe (fd 2).
-    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
-    proto_out = os.fdopen(os.dup(1), "wb")
-    # A child the student forks must never speak the protocol (it would steal requests
-    # or send stray replies); the dup'ed fds are already closed on exec.
-    os.register_at_fork(after_in_child=lambda: (proto_in.close(), proto_out.close()))
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)
-    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), errors="replace", line_buffering=True)
-    _apply_limits(cfg)
-    import faulthandler
-
-    sys.path.extend(d for d in cfg.get("site_packages", []) if d not in sys.path)  # run with -S (no site)
-    import numpy  # noqa: F401  (imported before the submission can shadow it)
-
-    for name in cfg.get("preload", []):  # e.g. torch for exercise 4: not part of the student's import time
-        __import__(name)
-
-    faulthandler.enable(file=sys.stderr)  # a segfault (deep recursion) prints where it happened
-    sys.meta_path.insert(0, _BlockImports(cfg.get("forbidden_imports", [])))
-    submission_dir = cfg["submission_dir"]
-    sys.path.append(submission_dir)  # appended: a submission's numpy.py cannot shadow numpy
-    worker_pid = os.getpid()
-    state: dict = {"module": None}
-    write_frame(proto_out, {"ready": True, "id": 0})  # the judge times the import from here
-    while True:
-        request = read_frame(proto_in)
-        if request is None:
-            return 0
-        message, blobs = request
-        try:
-            reply = _handle(message, blobs, state, cfg)
-        except BaseException as exc:  # noqa: BLE001 - student code may raise anything, even SystemExit
-            reply = {"ok": False, "error": _error(exc, submission_dir)}
-        else:
-            try:
-                out_blobs: list[bytes] = []
-                reply["value"] = encode(reply["value"], out_blobs)
-                data = frame_bytes(dict(reply, id=message.get("id")), out_blobs)
-            except BaseException as exc:  # noqa: BLE001 - e.g. an int of 10**5 digits, a list nested 10**4 deep
-                err = _error(exc, submission_dir)
-                reply = {"ok": False, "error": dict(err, type="UnsendableValue",
-                                                    message=f"{err['type']}: {err['message']}"[:2000])}
-        if not reply["ok"]:
-            data = frame_bytes(dict(reply, id=message.get("id")))
-        if os.getpid() != worker_pid:
-            # A child forked by the student's code got back here: it must not reply (its
-            # protocol files are closed) nor read the next request. It just ends.
-            _flush_quietly()
-            os._exit(0 if reply.get("ok") else 1)
-        _flush_quietly()
-        proto_out.write(data)
-        proto_out.flush()
-
-
-def _flush_quietly() -> None:
-    """Flush the student's stdout; a replaced or broken sys.stdout is the student's business."""
-    with contextlib.suppress(BaseException):  # noqa: BLE001
-        sys.stdout.flush()
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -1,10 +1,29 @@
-"""How a sandbox process is isolated: the bubblewrap command line and what it shows, and the
-environment the process gets. Used by :class:`grader.sandbox.Sandbox`; see DESIGN.md, "Isolation".
+"""How student code is isolated: every rule in one place (DESIGN.md, "Isolation").
 
-bubblewrap (Debian's ``bubblewrap``, the sandbox Flatpak uses) gives the process new PID, network,
-IPC and UTS namespaces, a read-only view of the system folders and the Python installation only,
-the submission's own copy at ``/sandbox``, and a private 64 MiB ``/tmp``; forbidden packages
-(e.g. torch in exercise 3) are covered by empty folders.
+With bubblewrap (Debian's ``bubblewrap``, the sandbox Flatpak uses), in two layers:
+
+1. The template process (:mod:`grader.sandbox.template`) runs under the bubblewrap command of
+   :func:`template_command`: new PID, network, IPC, UTS and cgroup namespaces, no new privileges,
+   a read-only view of the system folders and the Python installation only, forbidden packages
+   (e.g. torch in exercise 3) covered by empty read-only folders, its own folder (the worker's
+   code and the jobs' copies) read-only at ``/grader``; it dies with the judge.
+2. Each job it forks (:func:`grader.sandbox.worker._isolate_job`), before any student code runs:
+   new mount, PID, network, IPC and UTS namespaces of its own (so nothing of one student's
+   processes, sockets, shared memory or files is there for the next); a private 64 MiB ``/tmp``;
+   a private, writable copy of the submission at ``/sandbox/submission`` on a tmpfs sized to the
+   copy plus ``file_size_mb`` (so writes are capped in total); ``/grader`` covered; a reaper as PID 1
+   whose end (the template kills it on a timeout) ends every process of the job; then the worker
+   takes the job's own unprivileged uid (:func:`grader.sandbox.template.claim_uid`, so
+   ``RLIMIT_NPROC`` binds per sandbox) and the rlimits of ``exercise.toml`` (CPU, address space,
+   file size, processes, no core files).
+
+Without bubblewrap (e.g. macOS) a job is a plain child process in its own session with the same
+rlimits, running as the grader's user with no file-system or network isolation; every report
+says so, ``grade`` says so on the terminal and ``--require-isolation`` refuses to run.
+
+Either way: a scrubbed environment (:func:`scrubbed_env`), Python in isolated mode without
+``site``, the submission's folder appended to ``sys.path`` (it cannot shadow NumPy), and a
+wall-clock deadline per call that ends in SIGKILL of the job.
 """
 from __future__ import annotations
 
@@ -69,16 +88,19 @@ def package_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def bwrap_command(workdir: Path, python: list[str], hidden: tuple[str, ...] = ()) -> list[str]:
-    """The bubblewrap command line; ``hidden`` folders (forbidden packages) are covered by
-    empty read-only folders, so even code that removes the import block cannot load them."""
+def template_command(folder: Path, python: list[str], hidden: tuple[str, ...] = ()) -> list[str]:
+    """The bubblewrap command line of a template process (layer 1 in the module docstring):
+    ``folder`` is shown read-only at ``/grader``, ``/sandbox`` is an empty mount point for each
+    job's own tmpfs, and the ``hidden`` folders are covered by empty read-only folders, so even
+    code that removes the import block cannot load a forbidden package."""
     cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-           "--size", str(64 * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+           "--size", str(64 * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
+           "--perms", "0755", "--dir", "/sandbox"]
     system = [p for p in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/alternatives", "/etc/ld.so.cache")
               if os.path.exists(p)]
-    made = {"/", "/tmp", "/proc", "/dev"}
-    for src, dst in [(p, p) for p in [*system, *python_roots()]] + [(str(workdir), "/sandbox")]:
+    made = {"/", "/tmp", "/proc", "/dev", "/sandbox"}
+    for src, dst in [(p, p) for p in [*system, *python_roots()]] + [(str(folder), "/grader")]:
         # Create each missing parent world-readable so the unprivileged uid can walk in.
         parts = Path(dst).parts
         for i in range(2, len(parts)):
@@ -88,9 +110,9 @@ def bwrap_command(workdir: Path, python: list[str], hidden: tuple[str, ...] = ()
                 made.add(parent)
         cmd += ["--ro-bind", src, dst]
         made.add(dst)
-    for folder in hidden:
-        cmd += ["--tmpfs", folder, "--remount-ro", folder]
-    return cmd + ["--chdir", "/sandbox/submission", "--"] + python
+    for hide in hidden:
+        cmd += ["--tmpfs", hide, "--remount-ro", hide]
+    return cmd + ["--chdir", "/grader", "--"] + python
 
 
 def scrubbed_env() -> dict[str, str]:
