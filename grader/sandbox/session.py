@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
 import shutil
 import stat
 import subprocess
@@ -29,7 +28,8 @@ from ..exercises import Exercise, Limits
 from . import messages
 from .isolation import bubblewrap_works
 from .template import JobProcess, TemplateLost, UidClaim, claim_uid, template_for
-from .wire import HEADER, FrameTooLarge, ProtocolError, _missing, decode, encode, frame_bytes, parse_frame
+from .channel import Closed, OutputDrain, Timeout, receive, send
+from .wire import FrameTooLarge, ProtocolError, decode, encode, frame_bytes
 
 #: Seconds allowed for a forked worker to say it is ready (limits set, isolated), before any
 #: student code runs. Importing the submission then counts as a call.
@@ -57,57 +57,6 @@ class SubmissionError(Exception):
         self.traceback = traceback
 
 
-class _OutputDrain(threading.Thread):
-    """Reads the worker's output pipe until EOF or stop, keeping the first ``cap`` bytes.
-
-    The thread owns the pipe and closes it when it ends: the fd is never closed while it
-    may still be read (its number is soon reused by the next worker's pipes).
-    """
-
-    #: Seconds spent after a stop reading what is still in the pipe (a crash's last words).
-    SWEEP = 0.2
-
-    def __init__(self, stream, cap: int):
-        super().__init__(daemon=True)
-        self.stream, self.cap = stream, cap
-        self.kept = bytearray()
-        self.total = 0
-        self.stopped = threading.Event()
-
-    def run(self) -> None:
-        try:
-            fd = self.stream.fileno()
-            sweep_until = None
-            with selectors.DefaultSelector() as sel:
-                sel.register(fd, selectors.EVENT_READ)
-                while True:
-                    if sweep_until is None and self.stopped.is_set():
-                        sweep_until = time.monotonic() + self.SWEEP
-                    if sweep_until is not None and time.monotonic() > sweep_until:
-                        break
-                    if not sel.select(timeout=0 if sweep_until is not None else 0.1):
-                        if sweep_until is not None:
-                            break  # stopped and nothing left to read
-                        continue
-                    try:
-                        chunk = os.read(fd, 1 << 16)
-                    except OSError:
-                        break
-                    if not chunk:
-                        break
-                    self.total += len(chunk)
-                    room = self.cap - len(self.kept)
-                    if room > 0:
-                        self.kept += chunk[:room]
-        finally:
-            with contextlib.suppress(OSError):
-                self.stream.close()
-
-    def text(self) -> str:
-        """What was kept, for the report (see :func:`grader.sandbox.messages.output_text`)."""
-        return messages.output_text(bytes(self.kept), self.total)
-
-
 def _not_copied(folder: str, names: list[str]) -> set[str]:
     """Names copytree skips: caches, .git, and anything not a file, folder or symlink (a FIFO
     would make the copy fail, a device would make it endless)."""
@@ -121,22 +70,6 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
             skip.add(name)
     return skip
-
-
-class _Timeout(Exception):
-    """The call's deadline passed while sending or waiting."""
-
-
-class _Closed(Exception):
-    """The worker's end of the protocol is gone (it exited, or closed the pipe)."""
-
-
-def _frame_need(raw: bytearray) -> int:
-    """How many bytes the frame starting ``raw`` needs, as far as ``raw`` tells (>= len(raw) + 1)."""
-    if len(raw) < HEADER.size:
-        return HEADER.size
-    # The header was valid: parse_frame checked it before asking.
-    return len(raw) + _missing(bytes(raw))
 
 
 class Sandbox:
@@ -161,7 +94,7 @@ class Sandbox:
         self.bubblewrap = bubblewrap_works() if use_bubblewrap is None else use_bubblewrap
         self.claim: UidClaim | None = None  # this sandbox's own uid (as root under bubblewrap)
         self.proc: JobProcess | None = None
-        self.drains: list[_OutputDrain] = []
+        self.drains: list[OutputDrain] = []
         self.outputs: list[str] = []
         self.output_left = self.limits.output_kb * 1024  # one cap for all of the submission's processes
         self.functions: list[str] | None = None
@@ -236,7 +169,7 @@ class Sandbox:
         template = template_for(self.bubblewrap, tuple(self.exercise.forbidden_imports))
         self.proc = template.start(cfg, self.submission, self.exercise.harness_file, _not_copied)
         os.set_blocking(self.proc.stdin.fileno(), False)  # written with a deadline, see _send
-        drain = _OutputDrain(self.proc.stderr, max(self.output_left, 0))
+        drain = OutputDrain(self.proc.stderr, max(self.output_left, 0))
         drain.start()
         self.drains.append(drain)
 
@@ -249,11 +182,11 @@ class Sandbox:
         """
         try:
             self._receive(time.monotonic() + START_TIMEOUT, 0)
-        except (_Timeout, _Closed, ProtocolError) as exc:
+        except (Timeout, Closed, ProtocolError) as exc:
             proc = self.proc
             self._stop()
-            why = {_Timeout: f"not ready within {START_TIMEOUT:g} s",
-                   _Closed: f"exited with status {proc.returncode if proc else None}"}.get(type(exc), str(exc))
+            why = {Timeout: f"not ready within {START_TIMEOUT:g} s",
+                   Closed: f"exited with status {proc.returncode if proc else None}"}.get(type(exc), str(exc))
             self.start_error = RuntimeError(f"the sandbox did not start ({why}); its output: "
                                             f"{self.outputs[-1][-1000:] if self.outputs else ''}")
             raise self.start_error from None
@@ -294,57 +227,10 @@ class Sandbox:
         return "".join(o for o in self.outputs + live if o)
 
     # ------------------------------------------------------------------ protocol
-    def _send(self, data: bytes, deadline: float) -> None:
-        """Write ``data`` to the worker before ``deadline`` (a worker that stops reading cannot block us)."""
-        fd = self.proc.stdin.fileno()
-        view = memoryview(data)
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_WRITE)
-            while view:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise _Timeout
-                if not sel.select(timeout=min(left, 0.5)):
-                    continue
-                try:
-                    view = view[os.write(fd, view[: 1 << 20]):]
-                except BlockingIOError:
-                    continue
-                except OSError as exc:  # EPIPE: the worker is gone
-                    raise _Closed from exc
-
     def _receive(self, deadline: float, expected_id: int) -> tuple[dict, list[bytes]]:
-        """Read one whole reply frame before ``deadline``.
-
-        Raises:
-            _Timeout, _Closed: as named.
-            ProtocolError: the bytes are not a frame, or not the reply to ``expected_id``.
-        """
-        fd = self.proc.stdout.fileno()
-        raw = bytearray()
-        need = HEADER.size
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while True:
-                if len(raw) >= need:  # parse only when enough has arrived: linear in the reply's size
-                    parsed = parse_frame(bytes(raw), self.limits.reply_mb * 1024 * 1024)
-                    if parsed is not None:
-                        if parsed[0].get("id") != expected_id:
-                            raise ProtocolError("a reply out of turn")
-                        return parsed
-                    need = _frame_need(raw)
-                    continue
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise _Timeout
-                if not sel.select(timeout=min(left, 0.2)):
-                    if self.proc.poll() is not None:
-                        raise _Closed  # exited, though something (a grandchild) still holds the pipe
-                    continue
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    raise _Closed
-                raw += chunk
+        """One reply frame from the worker (see :func:`grader.sandbox.channel.receive`)."""
+        return receive(self.proc.stdout.fileno(), deadline, expected_id, self.limits.reply_mb * 1024 * 1024,
+                       lambda: self.proc.poll() is not None)
 
     def _request(self, message: dict, blobs: list[bytes], timeout: float, what: str):
         assert self.proc is not None
@@ -358,15 +244,15 @@ class Sandbox:
         data = frame_bytes(dict(message, id=self.calls), blobs)
         deadline = time.monotonic() + timeout
         try:
-            self._send(data, deadline)
+            send(self.proc.stdin.fileno(), data, deadline)
             return self._receive(deadline, self.calls)
-        except _Timeout:
+        except Timeout:
             self._stop()
             raise SubmissionError(
                 "timeout",
                 f"{what} did not finish within {timeout:g} s and was stopped (an infinite loop, or far too slow).",
             ) from None
-        except _Closed:
+        except Closed:
             return self._died(what)
         except FrameTooLarge as exc:
             self._stop()
