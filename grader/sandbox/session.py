@@ -196,11 +196,11 @@ class Sandbox:
         proc, self.proc = self.proc, None
         if proc is not None:
             proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired, TemplateLost):
-                proc.wait(timeout=5)
             for stream in (proc.stdin, proc.stdout):  # stderr belongs to its drain thread
                 with contextlib.suppress(OSError):
                     stream.close()
+            with contextlib.suppress(subprocess.TimeoutExpired, TemplateLost):
+                proc.wait(timeout=5)
         for drain in self.drains:
             drain.stopped.set()
         for drain in self.drains:

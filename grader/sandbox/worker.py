@@ -305,10 +305,18 @@ def _isolate_job(cfg: dict, job_dir: str) -> None:
     # The template stops a job with SIGTERM to this process, which kills the reaper and waits for it:
     # a PID namespace's first process is reaped only after every process in it has gone, so when
     # this process ends, nothing of the job runs any more (and its uid can go to the next sandbox).
-    reaper = {"pid": 0}
-    signal.signal(signal.SIGTERM, lambda *_: reaper["pid"] and os.kill(reaper["pid"], signal.SIGKILL))
+    reaper = {"pid": 0, "stop": False}
+
+    def stop(*_):
+        reaper["stop"] = True
+        if reaper["pid"]:
+            os.kill(reaper["pid"], signal.SIGKILL)
+
+    signal.signal(signal.SIGTERM, stop)
     reaper["pid"] = os.fork()  # PID 1 of the new PID namespace: when it ends, every process of the job ends
     if reaper["pid"]:
+        if reaper["stop"]:  # asked to stop before the reaper's pid was known
+            os.kill(reaper["pid"], signal.SIGKILL)
         _, status = os.waitpid(reaper["pid"], 0)
         os._exit(_exit_code(status))
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
