@@ -82,6 +82,8 @@ def ended(what: str, code: int | None, *, signal_above_128: bool, limits: Limits
                        "does not make the stack bigger)",
             "SIGKILL": "killed (usually out of memory)",
             "SIGABRT": "aborted",
+            **{stop: f"it stopped itself ({stop}), and a stopped process cannot answer"
+               for stop in ("SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU")},
         }.get(sig, sig)
         return f"{what} crashed the process: {reason}."
     return (f"{what} ended the Python process (exit status {code}) instead of returning "

@@ -324,10 +324,15 @@ def _isolate_job(cfg: dict, job_dir: str) -> None:
     _mount(libc, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
     worker = os.fork()
     if worker:
+        stopped_by = 0
         while True:  # reap orphans; end with the worker
-            pid, status = os.wait()
-            if pid == worker:
-                os._exit(_exit_code(status))
+            pid, status = os.waitpid(-1, os.WUNTRACED)
+            if pid == worker and os.WIFSTOPPED(status):
+                # A stopped worker can never answer: end it now rather than let the call time out.
+                stopped_by = os.WSTOPSIG(status)
+                os.kill(worker, signal.SIGKILL)
+            elif pid == worker:
+                os._exit(128 + stopped_by if stopped_by else _exit_code(status))
     os.setsid()
 
 
