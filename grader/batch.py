@@ -254,7 +254,7 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
         click.echo(f"{exercise.name}: {len(students)} submissions, {len(done & {s.student for s in students})} "
                    f"already graded, {len(todo)} to grade with {jobs} worker(s); seed {book.seed}")
         progress = Progress(len(todo), "graded")
-        _grade_all(todo, exercise.name, out, book, jobs, budget, progress)
+        pools = _grade_all(todo, exercise.name, out, book, jobs, budget, progress)
         if decisions:
             _merge_overrides(book, out, decisions)
         book.write_csv(out / "grades.csv")
@@ -262,6 +262,8 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
         for row in book.rows():  # what needs the instructor's eye, once, at the end
             if row["status"] != "graded":
                 click.echo(f"{row['status']}: {row['student']!r}: {row['error'][:300]}")
+        for pool in pools:
+            pool.shutdown(wait=True)
     return book
 
 
@@ -293,14 +295,22 @@ def _merge_overrides(book: Gradebook, out: Path, decisions: dict) -> None:
 
 
 def _grade_all(todo: list[Submission], exercise: str, out: Path, book: Gradebook, jobs: int,
-               budget: float | None, progress: Progress) -> None:
+               budget: float | None, progress: Progress) -> list[ProcessPoolExecutor]:
+    """Grade ``todo`` in pools of ``jobs`` workers, recording each grade as it arrives.
+
+    Returns the pools, already told to shut down: their workers wind down (judges closed, sandboxes'
+    templates stopped, scratch folders removed) while the caller writes the CSV and the overview,
+    and the caller joins them with ``shutdown(wait=True)``.
+    """
     tasks = [Task(exercise, s.student, str(s.source), str(out), book.seed, budget) for s in todo]
     attempts: dict[str, int] = {}
     context = multiprocessing.get_context("spawn")
+    pools = []
     while tasks:
         retry: list[Task] = []
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
-                                 initializer=_init_worker, initargs=(os.getpid(),)) as pool:
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
+                                   initializer=_init_worker, initargs=(os.getpid(),))
+        try:
             futures = {pool.submit(_grade_one, t): t for t in tasks}
             while futures:
                 finished, _ = wait(futures, return_when=FIRST_COMPLETED)
@@ -320,5 +330,10 @@ def _grade_all(todo: list[Submission], exercise: str, out: Path, book: Gradebook
                     result = SubmissionResult.from_dict(data) if data else None
                     book.record(student, status, result=result, error=error)
                     progress.update(student)
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)  # e.g. Ctrl-C: as a `with` block would
+            raise
+        pool.shutdown(wait=False)
+        pools.append(pool)
         tasks = retry
-
+    return pools

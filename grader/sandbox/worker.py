@@ -368,7 +368,17 @@ def template_main(cfg: dict) -> int:
     import socket
 
     sys.path.extend(d for d in cfg.get("site_packages", []) if d not in sys.path)  # run with -S (no site)
-    import numpy  # noqa: F401  (imported once here: every job starts with it)
+    # Imported once here, so no job pays for them: NumPy, and what a job and the worker use.
+    import collections  # noqa: F401
+    import ctypes  # noqa: F401
+    import faulthandler  # noqa: F401
+    import importlib.util  # noqa: F401
+    import inspect  # noqa: F401
+    import resource  # noqa: F401
+    import shutil  # noqa: F401
+    import traceback  # noqa: F401
+
+    import numpy  # noqa: F401
 
     control = socket.socket(fileno=0)
     wake_r, wake_w = os.pipe()
