@@ -5,9 +5,16 @@ its ``state_dict`` names are the names the student's ``transformer_block`` recei
 ``random_attention`` draw float64 modules with random weights, non-zero random biases and non-trivial
 layer-norm scales and shifts, so parity checks cannot pass by coincidence (zero biases, unit LN weights,
 W_O = identity).
+
+A judge grades a whole batch with one seed, so the checks draw the same inputs for every submission:
+``cached`` keeps each reference answer (``random_attention_weights``, ``random_block_params``,
+``multi_head_attention``, ``transformer_block``) per exact input, so torch computes it once per judge.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -111,3 +118,98 @@ def run_block(block: ReferenceBlock, x: np.ndarray, causal: bool) -> np.ndarray:
     """PyTorch's answer for ``transformer_block``: ``block(x, causal)`` on float64 ``x`` (B, T, d) -> (B, T, d)."""
     with torch.no_grad():
         return block(torch.as_tensor(np.asarray(x, dtype=np.float64)), causal=causal).numpy().copy()
+
+
+def _key(value) -> tuple:
+    """An exact, hashable stand-in for an argument: an array by dtype, shape and a digest of its bytes."""
+    if isinstance(value, np.ndarray) and not value.dtype.hasobject:
+        value = np.ascontiguousarray(value)
+        return ("ndarray", value.dtype.str, value.shape, hashlib.blake2b(value.data, digest_size=20).digest())
+    if isinstance(value, dict):
+        return ("dict",) + tuple((name, _key(v)) for name, v in sorted(value.items()))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(_key(v) for v in value)
+    if value is None or isinstance(value, (bool, int, float, str, np.generic)):
+        return (type(value).__name__, repr(value))  # the type too: 1, 1.0 and True are different inputs
+    raise TypeError(f"cached: cannot key on a {type(value).__name__}")
+
+
+def _map_arrays(value, fn):
+    """``value`` (an array, or a tuple or dict of arrays) with ``fn`` applied to each array."""
+    if isinstance(value, np.ndarray):
+        return fn(value)
+    if isinstance(value, tuple):
+        return tuple(_map_arrays(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {name: _map_arrays(v, fn) for name, v in value.items()}
+    return value
+
+
+def _read_only_copy(a: np.ndarray) -> np.ndarray:
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+def cached(fn, maxsize: int = 256):
+    """``fn`` with an LRU cache of its last ``maxsize`` answers, keyed on its exact arguments.
+
+    What and why: a judge process grades every submission of a batch with the same seed, so each
+    check's torch reference gets the same inputs again and again; this computes it once. The key is
+    the arguments themselves (arrays by dtype, shape and a digest of their bytes; numbers by type and
+    value), never a check's name, so different inputs can never share an answer. The cache holds
+    read-only copies and every call returns fresh copies, so a caller that edits its result changes
+    nothing for the next one. ``maxsize`` bounds the memory: a batch uses a few dozen entries.
+    """
+    store: OrderedDict[tuple, object] = OrderedDict()
+    lock = threading.Lock()
+
+    @functools.wraps(fn)
+    def lookup(*args, **kwargs):
+        key = _key((args, kwargs))
+        with lock:
+            answer = store.get(key)
+            if answer is not None:
+                store.move_to_end(key)
+        if answer is None:
+            answer = _map_arrays(fn(*args, **kwargs), _read_only_copy)
+            with lock:
+                store[key] = answer
+                while len(store) > maxsize:
+                    store.popitem(last=False)
+        return _map_arrays(answer, np.copy)
+
+    lookup.cache = store  # for tests and curiosity: len(fn.cache) entries
+    return lookup
+
+
+@cached
+def random_attention_weights(d_model: int, n_heads: int, seed: int) -> tuple[np.ndarray, ...]:
+    """``attention_weights`` of ``random_attention(d_model, n_heads, torch.Generator().manual_seed(seed))``."""
+    return attention_weights(random_attention(d_model, n_heads, torch.Generator().manual_seed(seed)))
+
+
+@cached
+def random_block_params(d_model: int, n_heads: int, seed: int) -> dict[str, np.ndarray]:
+    """``block_params`` of ``random_block(d_model, n_heads, torch.Generator().manual_seed(seed))``."""
+    return block_params(random_block(d_model, n_heads, torch.Generator().manual_seed(seed)))
+
+
+@cached
+def multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, n_heads: int, causal: bool = False) -> np.ndarray:
+    """PyTorch's answer for the student's ``multi_head_attention`` (same arguments): ``run_attention`` of an
+    ``nn.MultiheadAttention`` holding these weights. x (B, T, d) -> (B, T, d), float64."""
+    attn = nn.MultiheadAttention(w_out.shape[0], n_heads, dropout=0.0, bias=True, batch_first=True,
+                                 dtype=torch.float64)
+    attn.load_state_dict({"in_proj_weight": torch.tensor(w_qkv), "in_proj_bias": torch.tensor(b_qkv),
+                          "out_proj.weight": torch.tensor(w_out), "out_proj.bias": torch.tensor(b_out)})
+    return run_attention(attn.eval(), x, causal)
+
+
+@cached
+def transformer_block(x, params: dict[str, np.ndarray], n_heads: int, causal: bool = True) -> np.ndarray:
+    """PyTorch's answer for the student's ``transformer_block`` (same arguments): ``run_block`` of a
+    ``ReferenceBlock`` holding ``params`` (its ``state_dict`` names). x (B, T, d) -> (B, T, d), float64."""
+    block = ReferenceBlock(params["ln1.weight"].shape[0], n_heads, dtype=torch.float64)
+    block.load_state_dict({name: torch.tensor(value) for name, value in params.items()})
+    return run_block(block.eval(), x, causal)

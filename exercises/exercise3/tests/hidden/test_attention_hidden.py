@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from exercises.exercise3.tests.checks import (ATOL, GATES, block_mistakes, draw_x, mha_mistakes, mistakes,
-                                              reference, simple_mistakes, torch_generator)
+                                              reference, simple_mistakes, torch_seed)
 from grader.compare import expect_array
 
 # (B, T, d_model, n_heads, causal): T never equals n_heads, so a heads/tokens mix-up shows.
@@ -85,11 +85,10 @@ def test_gelu_matches_torch(submission, rng):
 def test_mha_parity(submission, rng, case):
     """multi_head_attention matches torch.nn.MultiheadAttention with the same weights."""
     B, T, d, h, causal = case
-    attn = reference.random_attention(d, h, torch_generator(rng))
+    weights = reference.random_attention_weights(d, h, torch_seed(rng))
     x = draw_x(rng, B, T, d)
-    weights = reference.attention_weights(attn)
     got = submission.multi_head_attention(x, *weights, n_heads=h, causal=causal)
-    expect_array(got, reference.run_attention(attn, x, causal), atol=ATOL,
+    expect_array(got, reference.multi_head_attention(x, *weights, n_heads=h, causal=causal), atol=ATOL,
                  what=f"multi_head_attention(B={B}, T={T}, d_model={d}, n_heads={h}, causal={causal})",
                  mistakes=mha_mistakes(x, weights, h, causal))
 
@@ -99,11 +98,10 @@ def test_mha_parity(submission, rng, case):
 def test_mha_large_inputs(submission, rng):
     """multi_head_attention stays finite and exact on inputs scaled x1000 (causal)."""
     B, T, d, h = 2, 6, 16, 4
-    attn = reference.random_attention(d, h, torch_generator(rng))
+    weights = reference.random_attention_weights(d, h, torch_seed(rng))
     x = 1000.0 * draw_x(rng, B, T, d)
-    weights = reference.attention_weights(attn)
     got = submission.multi_head_attention(x, *weights, n_heads=h, causal=True)
-    expect_array(got, reference.run_attention(attn, x, causal=True), atol=ATOL,
+    expect_array(got, reference.multi_head_attention(x, *weights, n_heads=h, causal=True), atol=ATOL,
                  what=f"multi_head_attention(1000 * x, n_heads={h}, causal=True)",
                  mistakes=mha_mistakes(x, weights, h, causal=True))
 
@@ -116,11 +114,10 @@ def test_mha_large_inputs(submission, rng):
 def test_block_parity(submission, rng, case):
     """transformer_block matches the reference torch pre-norm block with the same weights."""
     B, T, d, h, causal = case
-    block = reference.random_block(d, h, torch_generator(rng))
+    params = reference.random_block_params(d, h, torch_seed(rng))
     x = draw_x(rng, B, T, d)
-    params = reference.block_params(block)
     got = submission.transformer_block(x, params, n_heads=h, causal=causal)
-    expect_array(got, reference.run_block(block, x, causal), atol=ATOL,
+    expect_array(got, reference.transformer_block(x, params, n_heads=h, causal=causal), atol=ATOL,
                  what=f"transformer_block(B={B}, T={T}, d_model={d}, n_heads={h}, causal={causal})",
                  mistakes=block_mistakes(x, params, h, causal))
 
@@ -132,9 +129,8 @@ def test_block_parity(submission, rng, case):
 def test_block_large_inputs(submission, rng):
     """transformer_block stays finite and exact on inputs scaled x1000."""
     B, T, d, h = 2, 5, 16, 4
-    block = reference.random_block(d, h, torch_generator(rng))
+    params = reference.random_block_params(d, h, torch_seed(rng))
     x = 1000.0 * draw_x(rng, B, T, d)
-    params = reference.block_params(block)
     got = submission.transformer_block(x, params, n_heads=h, causal=True)
-    expect_array(got, reference.run_block(block, x, causal=True), atol=ATOL,
+    expect_array(got, reference.transformer_block(x, params, n_heads=h, causal=True), atol=ATOL,
                  what="transformer_block(1000 * x, causal=True)", mistakes=block_mistakes(x, params, h, True))

@@ -9,8 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from exercises.exercise3.tests.checks import (ATOL, GATES, draw_x, mha_mistakes, reference,
-                                              torch_generator)
+from exercises.exercise3.tests.checks import ATOL, GATES, draw_x, mha_mistakes, reference, torch_seed
 from grader.compare import expect_array, layout_diagnosis
 from grader.plugin import CheckFailure
 from grader.static import forbidden_imports, parse
@@ -78,9 +77,8 @@ def test_softmax_small(submission):
 def test_mha_shape(submission, rng):
     """multi_head_attention returns a float64 array of shape (B, T, d_model)."""
     B, T, d, h = 2, 5, 12, 3
-    gen = torch_generator(rng)
-    attn = reference.random_attention(d, h, gen)
-    out = submission.multi_head_attention(draw_x(rng, B, T, d), *reference.attention_weights(attn), n_heads=h)
+    weights = reference.random_attention_weights(d, h, torch_seed(rng))
+    out = submission.multi_head_attention(draw_x(rng, B, T, d), *weights, n_heads=h)
     if not isinstance(out, np.ndarray) or out.shape != (B, T, d) or out.dtype != np.float64:
         got = f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
         raise CheckFailure(f"multi_head_attention(x of shape {(B, T, d)}, n_heads={h}) returned {got}; "
@@ -93,11 +91,10 @@ def test_mha_shape(submission, rng):
 def test_mha_matches_torch_small(submission, rng):
     """multi_head_attention matches torch.nn.MultiheadAttention on one small case (B=2, T=5, d=12, h=3)."""
     B, T, d, h = 2, 5, 12, 3
-    attn = reference.random_attention(d, h, torch_generator(rng))
+    weights = reference.random_attention_weights(d, h, torch_seed(rng))
     x = draw_x(rng, B, T, d)
-    weights = reference.attention_weights(attn)
     got = submission.multi_head_attention(x, *weights, n_heads=h, causal=False)
-    expect_array(got, reference.run_attention(attn, x, causal=False), atol=ATOL,
+    expect_array(got, reference.multi_head_attention(x, *weights, n_heads=h, causal=False), atol=ATOL,
                  what=f"multi_head_attention(B={B}, T={T}, d_model={d}, n_heads={h})",
                  mistakes=mha_mistakes(x, weights, h, causal=False))
 
@@ -106,8 +103,8 @@ def test_mha_matches_torch_small(submission, rng):
 def test_block_shape(submission, rng):
     """transformer_block returns a float64 array of shape (B, T, d_model)."""
     B, T, d, h = 2, 5, 12, 3
-    block = reference.random_block(d, h, torch_generator(rng))
-    out = submission.transformer_block(draw_x(rng, B, T, d), reference.block_params(block), n_heads=h)
+    params = reference.random_block_params(d, h, torch_seed(rng))
+    out = submission.transformer_block(draw_x(rng, B, T, d), params, n_heads=h)
     if not isinstance(out, np.ndarray) or out.shape != (B, T, d) or out.dtype != np.float64:
         got = f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
         raise CheckFailure(f"transformer_block(x of shape {(B, T, d)}) returned {got}; "
