@@ -1,7 +1,10 @@
 """The batch gradebook: one SQLite row per student, written as soon as it is graded.
 
 Each row commits on its own, so a batch killed at any point keeps every finished grade and
-``--resume`` grades only the missing students. The batch's exercise and seed are stored
+``--resume`` grades only the missing students. The database is in WAL mode with
+``synchronous=NORMAL`` (SQLite's documented pairing): a commit is an append to the log, not an
+fsync (an fsync per row cost the batch process ~5 ms a submission); a killed batch loses nothing,
+and a power cut may lose the last grades, which ``--resume`` grades again. The batch's exercise and seed are stored
 too: a resumed batch uses the same seed, so it ends with the same grades as an
 uninterrupted run.
 """
@@ -49,6 +52,8 @@ class Gradebook:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.db = sqlite3.connect(path)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
         meta = dict(self.db.execute("SELECT key, value FROM meta"))
         if meta and meta.get("exercise") != exercise:
