@@ -245,6 +245,9 @@ def test_the_hostile_corpus_is_complete():
         # issue 13: text no encoder takes, valid writes next to itself, a thread pool, a forged 200 MiB
         # frame, output through many restarts
         "surrogate_message", "writes_next_to_itself", "thread_pool", "forges_huge_frame", "prints_and_crashes",
+        # found in review of the template process: jams the template through an inherited epoll fd; passes a
+        # note to the next job of its uid through the kernel's user keyring
+        "jams_template", "keyring_note",
     }
     for case in CASES:
         full = _expected(case).get("full_marks", False)
@@ -421,3 +424,24 @@ def test_concurrent_sandboxes_have_a_uid_and_a_process_limit_each(exercise3, gra
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free again: closing the sandbox released it
     finally:
         os.close(fd)
+
+
+@needs_bubblewrap
+def test_a_template_that_cannot_end_a_job_is_replaced_and_nothing_is_left(exercise3):
+    """Should the template ever fail to end a job (here it is frozen with SIGSTOP), closing the sandbox
+    ends the whole template, and every process of the job with it; the next sandbox gets a new template."""
+    import signal
+
+    with Sandbox(exercise3, ROOT / "solutions" / "exercise3") as sandbox:
+        assert sandbox.has_function("softmax")
+        frozen = sandbox.proc.template
+        table = _processes()
+        inside = {pid for pid, row in table.items() if row[0] == frozen.proc.pid}  # bwrap's PID 1
+        python = [pid for pid, row in table.items() if row[0] in inside]  # the template itself
+        assert len(python) == 1
+        job_uid = sandbox.uid
+        os.kill(python[0], signal.SIGSTOP)
+    assert not frozen.alive and frozen.proc.poll() is not None
+    assert not [pid for pid, row in _processes().items() if row[1] == job_uid]
+    with Sandbox(exercise3, ROOT / "solutions" / "exercise3") as sandbox:
+        assert sandbox.has_function("softmax") and sandbox.proc.template is not frozen

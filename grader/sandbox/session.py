@@ -34,6 +34,8 @@ from .wire import FrameTooLarge, ProtocolError, decode, encode, frame_bytes
 #: Seconds allowed for a forked worker to say it is ready (limits set, isolated), before any
 #: student code runs. Importing the submission then counts as a call.
 START_TIMEOUT = 20.0
+#: Seconds a stopped job gets to end (with every process it started) before its template is ended.
+STOP_TIMEOUT = 5.0
 #: Seconds a worker whose protocol pipe closed gets to exit before it is killed.
 EXIT_GRACE = 1.0
 #: Calls to one function that may time out before the rest fail at once.
@@ -184,6 +186,8 @@ class Sandbox:
             self._receive(time.monotonic() + START_TIMEOUT, 0)
         except (Timeout, Closed, ProtocolError) as exc:
             proc = self.proc
+            if isinstance(exc, Timeout) and proc is not None:
+                proc.template.close()  # it did not fork the job, or the job hung before student code: start afresh
             self._stop()
             why = {Timeout: f"not ready within {START_TIMEOUT:g} s",
                    Closed: f"exited with status {proc.returncode if proc else None}"}.get(type(exc), str(exc))
@@ -199,8 +203,12 @@ class Sandbox:
             for stream in (proc.stdin, proc.stdout):  # stderr belongs to its drain thread
                 with contextlib.suppress(OSError):
                     stream.close()
-            with contextlib.suppress(subprocess.TimeoutExpired, TemplateLost):
-                proc.wait(timeout=5)
+            try:
+                proc.wait(timeout=STOP_TIMEOUT)
+            except TemplateLost:
+                pass
+            except subprocess.TimeoutExpired:  # the template did not end it: end the template, and every job with it
+                proc.template.close()
         for drain in self.drains:
             drain.stopped.set()
         for drain in self.drains:

@@ -93,6 +93,35 @@ def _apply_limits(cfg: dict) -> None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
+    if cfg.get("isolate"):
+        _fresh_keyrings()
+
+
+#: The keyctl system call's number, by machine (asm/unistd.h); keyutils' wrapper is not in libc.
+KEYCTL = {"x86_64": 250, "aarch64": 219, "arm64": 219}
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
+KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
+
+
+def _fresh_keyrings() -> None:
+    """Leave nothing in the kernel's keyrings for this job to find or to pass on: join a new, empty
+    session keyring (not the grader's), and empty the uid's user, user-session and persistent
+    keyrings, which belong to the uid, not to any namespace, and outlive every process (an earlier
+    job of this uid could have left a note there). Best effort on a machine not listed in KEYCTL."""
+    import ctypes
+
+    number = KEYCTL.get(os.uname().machine)
+    if number is None:
+        return
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    keyctl = lambda *args: libc.syscall(number, *(ctypes.c_long(a) for a in args))  # noqa: E731
+    keyctl(KEYCTL_JOIN_SESSION_KEYRING, 0)
+    keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING)
+    keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING)
+    persistent = keyctl(KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_SESSION_KEYRING)
+    if persistent > 0:
+        keyctl(KEYCTL_CLEAR, persistent)
 
 
 #: Student frames kept in an error's traceback (the last ones: where it failed).
@@ -336,7 +365,18 @@ def _isolate_job(cfg: dict, job_dir: str) -> None:
     os.setsid()
 
 
-def _run_job(request: dict, fds: list[int], keep: set[int]) -> None:
+def _close_all_but(keep: list[int]) -> None:
+    """Close every file descriptor of this process except ``keep`` (0, 1 and 2 included: the worker
+    sets them up again)."""
+    top = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536
+    low = 0
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, max(top, low))
+
+
+def _run_job(request: dict, fds: list[int]) -> None:
     """In the forked child: isolate (under bubblewrap), then serve; never returns."""
     import signal
 
@@ -345,8 +385,7 @@ def _run_job(request: dict, fds: list[int], keep: set[int]) -> None:
         for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)
-        for fd in keep:
-            os.close(fd)
+        _close_all_but(fds)  # nothing of the template's (its epoll, control socket, log) stays reachable
         os.setsid()  # a group of its own: the template kills the job with its group
         cfg = request["cfg"]
         if cfg.get("isolate"):
@@ -424,7 +463,7 @@ def template_main(cfg: dict) -> int:
                 if request.get("op") == "fork" and len(fds) == 3:
                     pid = os.fork()
                     if pid == 0:
-                        _run_job(request, fds, {control.fileno(), wake_r, wake_w})
+                        _run_job(request, fds)
                     for fd in fds:
                         os.close(fd)
                     jobs[pid] = request["job"]
