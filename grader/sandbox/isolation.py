@@ -8,14 +8,17 @@ With bubblewrap (Debian's ``bubblewrap``, the sandbox Flatpak uses), in two laye
    (e.g. torch in exercise 3) covered by empty read-only folders, its own folder (the worker's
    code and the jobs' copies) read-only at ``/grader``; it dies with the judge.
 2. Each job it forks (:func:`grader.sandbox.worker._isolate_job`), before any student code runs:
-   new mount, PID, network, IPC and UTS namespaces of its own (so nothing of one student's
-   processes, sockets, shared memory or files is there for the next); a private 64 MiB ``/tmp``;
+   every descriptor inherited from the template closed but its own three pipes; new mount, PID,
+   network, IPC and UTS namespaces of its own (so nothing of one student's processes, sockets,
+   shared memory or files is there for the next); a private 64 MiB ``/tmp``;
    a private, writable copy of the submission at ``/sandbox/submission`` on a tmpfs sized to the
    copy plus ``file_size_mb`` (so writes are capped in total); ``/grader`` covered; a reaper as PID 1
    whose end (the template kills it on a timeout) ends every process of the job; then the worker
    takes the job's own unprivileged uid (:func:`grader.sandbox.template.claim_uid`, so
    ``RLIMIT_NPROC`` binds per sandbox) and the rlimits of ``exercise.toml`` (CPU, address space,
-   file size, processes, no core files).
+   file size, processes, no core files); a new empty session keyring, and the uid's user,
+   user-session and persistent keyrings emptied (they belong to the uid, not to a namespace, and
+   outlive the job). A job the template cannot end within ``STOP_TIMEOUT`` ends the template.
 
 Without bubblewrap (e.g. macOS) a job is a plain child process in its own session with the same
 rlimits, running as the grader's user with no file-system or network isolation; every report
