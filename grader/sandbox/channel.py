@@ -49,7 +49,7 @@ class OutputDrain(threading.Thread):
                             break  # stopped and nothing left to read
                         continue
                     try:
-                        chunk = os.read(fd, 1 << 16)
+                        chunk = os.read(fd, 1 << 20)
                     except OSError:
                         break
                     if not chunk:
