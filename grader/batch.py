@@ -254,17 +254,28 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
         click.echo(f"{exercise.name}: {len(students)} submissions, {len(done & {s.student for s in students})} "
                    f"already graded, {len(todo)} to grade with {jobs} worker(s); seed {book.seed}")
         progress = Progress(len(todo), "graded")
+        # The overview's plotting library loads while the workers grade (once they have started: not
+        # competing with their start), not after the last grade.
+        threading.Thread(target=_load_plotting_once_grading, args=(progress,), name="load-matplotlib",
+                         daemon=True).start()
         pools = _grade_all(todo, exercise.name, out, book, jobs, budget, progress)
         if decisions:
             _merge_overrides(book, out, decisions)
         book.write_csv(out / "grades.csv")
-        write_atomic(out / "index.html", overview.render(exercise, book.rows()))
-        for row in book.rows():  # what needs the instructor's eye, once, at the end
+        rows = book.rows()
+        write_atomic(out / "index.html", overview.render(exercise, rows))
+        for row in rows:  # what needs the instructor's eye, once, at the end
             if row["status"] != "graded":
                 click.echo(f"{row['status']}: {row['student']!r}: {row['error'][:300]}")
         for pool in pools:
             pool.shutdown(wait=True)
     return book
+
+
+def _load_plotting_once_grading(progress: Progress) -> None:
+    while progress.done == 0:
+        time.sleep(0.1)
+    overview.load_plotting()
 
 
 def _write_outputs(out: Path, student: str, result: SubmissionResult) -> None:

@@ -36,6 +36,11 @@ def _pyplot():
     return plt
 
 
+def load_plotting() -> None:
+    """Import matplotlib ahead of :func:`render` (about 0.3 s), e.g. in a thread while a batch grades."""
+    _pyplot()
+
+
 def summarise(rows: list[dict]) -> dict:
     """Numbers behind the overview, computed from gradebook rows (see Gradebook.rows).
 
