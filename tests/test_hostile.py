@@ -445,3 +445,40 @@ def test_a_template_that_cannot_end_a_job_is_replaced_and_nothing_is_left(exerci
     assert not [pid for pid, row in _processes().items() if row[1] == job_uid]
     with Sandbox(exercise3, ROOT / "solutions" / "exercise3") as sandbox:
         assert sandbox.has_function("softmax") and sandbox.proc.template is not frozen
+
+
+@needs_bubblewrap
+def test_a_python_installed_under_tmp_stays_visible_below_the_jobs_own_tmp(exercise3, tmp_path, monkeypatch):
+    """A venv in /tmp (a clone there, a student bundle there) is shown to the template under /tmp; each job
+    mounts its own /tmp over it, and must show those folders again, read-only, or Python cannot import
+    what lives there (exercise 4's torch did not load)."""
+    from grader.sandbox import isolation
+
+    lib = tmp_path / "fake-site-packages"  # under /tmp, as a venv's site-packages would be
+    lib.mkdir()
+    (lib / "marker.txt").write_text("here\n")
+    roots = (*isolation.python_roots(), str(lib))
+    monkeypatch.setattr(isolation, "python_roots", lambda: roots)
+    monkeypatch.setattr(template, "python_roots", lambda: roots)
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "attention.py").write_text(
+        "import os\n"
+        "def look(path):\n"
+        "    with open(os.path.join(path, 'marker.txt')) as f:\n"
+        "        seen = f.read().strip()\n"
+        "    try:\n"
+        "        open(os.path.join(path, 'new.txt'), 'w').close()\n"
+        "        writable = True\n"
+        "    except OSError:\n"
+        "        writable = False\n"
+        "    open('/tmp/mine.txt', 'w').close()\n"
+        "    return [seen, writable, sorted(os.listdir('/tmp'))]\n")
+    template.close_templates()
+    try:
+        with Sandbox(exercise3, probe) as sandbox:
+            seen, writable, listing = sandbox.call("look", str(lib))
+    finally:
+        template.close_templates()
+    assert (seen, writable) == ("here", False)
+    assert "mine.txt" in listing and not (lib / "new.txt").exists()

@@ -29,7 +29,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .isolation import bubblewrap_works, package_dirs, scrubbed_env, site_packages, template_command
+from .isolation import bubblewrap_works, package_dirs, python_roots, scrubbed_env, site_packages, template_command
 
 HERE = Path(__file__).resolve().parent
 #: Seconds allowed for the template to start (Python and NumPy imported).
@@ -219,7 +219,7 @@ class Template:
         if harness is not None:
             shutil.copy2(harness, copy / "harness.py")
         inside = f"{self.inside}/jobs/{job}/sandbox" if not self.bubblewrap else "/sandbox"
-        cfg = dict(cfg, isolate=self.bubblewrap, template_dir=self.inside,
+        cfg = dict(cfg, isolate=self.bubblewrap, template_dir=self.inside, python_roots=list(python_roots()),
                    submission_dir=f"{inside}/submission",
                    harness=f"{inside}/harness.py" if harness is not None else "")
         requests, replies, output = os.pipe(), os.pipe(), os.pipe()

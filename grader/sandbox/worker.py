@@ -269,7 +269,7 @@ def _flush_quietly() -> None:
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUSER = 0x20000000, 0x40000000, 0x10000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 1, 2, 4, 1 << 14, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 1 << 14, 1 << 18
 PR_SET_PDEATHSIG = 1
 
 
@@ -314,7 +314,16 @@ def _isolate_job(cfg: dict, job_dir: str) -> None:
             with open(f"/proc/self/{name}", "w") as f:
                 f.write(text)
     _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+    # A private /tmp hides what the template showed under /tmp: Python itself when its environment
+    # lives there (a venv in /tmp). Those folders are held open and shown again, read-only.
+    held = [(root, os.open(root, os.O_PATH | os.O_DIRECTORY)) for root in cfg.get("python_roots", [])
+            if root == "/tmp" or root.startswith("/tmp/")]
     _mount(libc, "tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    for root, fd in held:
+        os.makedirs(root, mode=0o755, exist_ok=True)
+        _mount(libc, f"/proc/self/fd/{fd}", root, None, MS_BIND | MS_REC)
+        _mount(libc, None, root, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.close(fd)
     copy = os.path.join(job_dir, "sandbox")
     size = sum(os.lstat(os.path.join(d, f)).st_size for d, _, fs in os.walk(copy) for f in fs)
     room = size + cfg["file_size_mb"] * 1024 * 1024 + (1 << 20)
@@ -392,8 +401,13 @@ def _run_job(request: dict, fds: list[int]) -> None:
             _isolate_job(cfg, os.path.join(cfg["template_dir"], "jobs", str(request["job"])))
         code = serve(cfg, *fds)
     except BaseException as exc:  # noqa: BLE001 - no student code has run yet: the grader's problem
-        with contextlib.suppress(BaseException):
-            os.write(fds[2], f"the sandbox could not start: {type(exc).__name__}: {exc}\n".encode())
+        text = f"the sandbox could not start: {type(exc).__name__}: {exc}\n".encode()
+        for fd in (fds[2], 2):  # the output pipe, or fd 2 once the worker has moved it there
+            try:
+                os.write(fd, text)
+                break
+            except OSError:
+                continue
         code = 70
     finally:
         _flush_quietly()
