@@ -248,6 +248,8 @@ def test_the_hostile_corpus_is_complete():
         # found in review of the template process: jams the template through an inherited epoll fd; passes a
         # note to the next job of its uid through the kernel's user keyring
         "jams_template", "keyring_note",
+        # found in a second review: locks its user keyring against clearing; holds memory in memfds
+        "keyring_locked_note", "memfd_memory",
     }
     for case in CASES:
         full = _expected(case).get("full_marks", False)
@@ -482,3 +484,39 @@ def test_a_python_installed_under_tmp_stays_visible_below_the_jobs_own_tmp(exerc
         template.close_templates()
     assert (seen, writable) == ("here", False)
     assert "mine.txt" in listing and not (lib / "new.txt").exists()
+
+
+@needs_bubblewrap
+def test_the_job_refuses_keyrings_memfds_and_user_namespaces_and_keeps_threads_fork_and_exec(exercise3, tmp_path):
+    """The seccomp filter of grader.sandbox.worker: what escapes the job's namespaces or limits fails
+    with EPERM (an ordinary OSError for the student); what NumPy code and the exercises use still works."""
+    (tmp_path / "attention.py").write_text(
+        "import ctypes, os, subprocess, threading\n"
+        "def probe():\n"
+        "    libc = ctypes.CDLL(None, use_errno=True)\n"
+        "    def errno_of(result):\n"
+        "        return ctypes.get_errno() if result == -1 else 0\n"
+        "    out = {'keyctl': errno_of(libc.syscall(250 if os.uname().machine == 'x86_64' else 219, 0, 0)),\n"
+        "           'user_namespace': errno_of(libc.unshare(0x10000000))}\n"
+        "    try:\n"
+        "        os.memfd_create('x')\n"
+        "        out['memfd'] = 0\n"
+        "    except OSError as exc:\n"
+        "        out['memfd'] = exc.errno\n"
+        "    seen = []\n"
+        "    worker = threading.Thread(target=seen.append, args=(1,))\n"
+        "    worker.start()\n"
+        "    worker.join()\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        os._exit(7)\n"
+        "    out['thread'] = seen\n"
+        "    out['fork'] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])\n"
+        "    out['exec'] = subprocess.run(['/bin/echo', 'hi'], capture_output=True, text=True).stdout\n"
+        "    return out\n")
+    import errno
+
+    with Sandbox(exercise3, tmp_path) as sandbox:
+        out = sandbox.call("probe")
+    assert out == {"keyctl": errno.EPERM, "user_namespace": errno.EPERM, "memfd": errno.EPERM,
+                   "thread": [1], "fork": 7, "exec": "hi\n"}

@@ -95,6 +95,75 @@ def _apply_limits(cfg: dict) -> None:
         os.setresuid(uid, uid, uid)
     if cfg.get("isolate"):
         _fresh_keyrings()
+        _filter_system_calls()
+
+
+#: Per machine (``os.uname().machine``): the audit architecture seccomp reports, and the numbers of the
+#: system calls :func:`_filter_system_calls` refuses (linux/audit.h, asm/unistd.h).
+SYSCALLS = {
+    "x86_64": (0xC000003E, {"add_key": 248, "request_key": 249, "keyctl": 250, "memfd_create": 319,
+                            "unshare": 272, "clone": 56, "clone3": 435}),
+    "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219, "memfd_create": 279,
+                             "unshare": 97, "clone": 220, "clone3": 435}),
+}
+CLONE_NEWUSER_FLAG = 0x10000000
+
+
+def _filter_system_calls() -> None:
+    """A seccomp filter on the worker and everything it starts (the student's code), refusing what a
+    NumPy function never needs and what reaches past the job's namespaces and limits:
+
+    - ``add_key``, ``request_key``, ``keyctl``: the kernel's keyrings belong to the uid, not to a
+      namespace, and a student can lock its user keyring against clearing to leave a note for the
+      next job of its uid;
+    - ``memfd_create``: memory in a memfd that is not mapped escapes ``RLIMIT_AS`` (2 GiB held with a
+      1 GiB limit);
+    - a new user namespace (``unshare`` or ``clone`` with ``CLONE_NEWUSER``): inside one, a student
+      could mount a tmpfs of any size, and it is a large surface of the kernel;
+    - ``clone3`` answers ENOSYS (its flags cannot be inspected; glibc falls back to ``clone``), and
+      any call through another architecture's entry (x32, i386) is refused.
+
+    Refused calls fail with EPERM, so the student's code sees an ordinary error. The filter is built
+    by hand (classic BPF, ``linux/filter.h`` and ``linux/seccomp.h``); on a machine not in
+    :data:`SYSCALLS` nothing is filtered (the keyrings are still emptied, see :func:`_fresh_keyrings`).
+    """
+    import ctypes
+    import errno
+
+    machine = SYSCALLS.get(os.uname().machine)
+    if machine is None:
+        return
+    arch, nr = machine
+    load, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JSET|K, BPF_RET|K
+    allow, deny, enosys = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
+    refused = [nr["add_key"], nr["request_key"], nr["keyctl"], nr["memfd_create"]]
+    # (code, jump if true, jump if false, k); jumps count the instructions skipped.
+    program = [(load, 0, 0, 4),                          # 0: the architecture
+               (jeq, 1, 0, arch),                        # 1: native: go on at 3
+               (ret, 0, 0, deny),                        # 2: any other entry
+               (load, 0, 0, 0),                          # 3: the call's number
+               (jset, 0, 1, 0x40000000),                 # 4: x32 calls on x86_64
+               (ret, 0, 0, deny)]                        # 5
+    for number in refused:
+        program += [(jeq, 0, 1, number), (ret, 0, 0, deny)]
+    program += [(jeq, 0, 1, nr["clone3"]), (ret, 0, 0, enosys),
+                (jeq, 1, 0, nr["unshare"]), (jeq, 0, 3, nr["clone"]),  # both: flags in the first argument
+                (load, 0, 0, 16),                        # args[0], low 32 bits
+                (jset, 0, 1, CLONE_NEWUSER_FLAG), (ret, 0, 0, deny),
+                (ret, 0, 0, allow)]
+
+    class Instruction(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Instruction))]
+
+    instructions = (Instruction * len(program))(*[Instruction(*i) for i in program])
+    fprog = Program(len(program), instructions)
+    libc = _libc()
+    PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+    _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "prctl(SECCOMP)")
 
 
 #: The keyctl system call's number, by machine (asm/unistd.h); keyutils' wrapper is not in libc.
