@@ -18,7 +18,10 @@ With bubblewrap (Debian's ``bubblewrap``, the sandbox Flatpak uses), in two laye
    ``RLIMIT_NPROC`` binds per sandbox) and the rlimits of ``exercise.toml`` (CPU, address space,
    file size, processes, no core files); a new empty session keyring, and the uid's user,
    user-session and persistent keyrings emptied (they belong to the uid, not to a namespace, and
-   outlive the job). A job the template cannot end within ``STOP_TIMEOUT`` ends the template.
+   outlive the job); at most 256 open files; and a seccomp filter refusing keyrings,
+   ``memfd_create`` (memory outside ``RLIMIT_AS``), new user namespaces and other architectures'
+   system-call entries (:func:`grader.sandbox.worker._filter_system_calls`). A job the template
+   cannot end within ``STOP_TIMEOUT`` ends the template.
 
 Without bubblewrap (e.g. macOS) a job is a plain child process in its own session with the same
 rlimits, running as the grader's user with no file-system or network isolation; every report

@@ -73,6 +73,10 @@ class _BlockImports:
         return None
 
 
+#: Open files a sandbox process may hold (Python, NumPy and torch need a few dozen).
+OPEN_FILES = 256
+
+
 def _apply_limits(cfg: dict) -> None:
     """The rlimits of ``cfg``, then the job's own unprivileged uid (when running as root)."""
     import resource
@@ -84,6 +88,8 @@ def _apply_limits(cfg: dict) -> None:
         (resource.RLIMIT_FSIZE, cfg["file_size_mb"] * mib),
         (resource.RLIMIT_NPROC, cfg["processes"]),
         (resource.RLIMIT_CORE, 0),
+        # Open files: kernel memory held in socket and pipe buffers grows with them, outside RLIMIT_AS.
+        (resource.RLIMIT_NOFILE, OPEN_FILES),
     ]
     for which, value in limits:
         with contextlib.suppress(ValueError, OSError):  # a limit the OS will not lower (e.g. RLIMIT_AS on macOS): reported by the judge
