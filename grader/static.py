@@ -15,9 +15,11 @@ def parse(path: Path) -> ast.Module:
 
     Raises:
         SyntaxError: with the file name and line, as Python reports it; also for a path
-            that is not a regular file or is larger than :data:`MAX_SOURCE_BYTES`.
+            that is a symbolic link, is not a regular file or is larger than :data:`MAX_SOURCE_BYTES`.
     """
     path = Path(path)
+    if path.is_symlink():  # it may point at a file of the course's (a hidden test): never read through it
+        raise SyntaxError(f"{path.name} is a symbolic link; submit the file itself", (str(path), 1, 0, None))
     if not path.is_file():  # a FIFO would block open(), /dev/zero would never end
         raise SyntaxError(f"{path.name} is not a regular file", (str(path), 1, 0, None))
     with open(path, "rb") as f:
@@ -39,7 +41,10 @@ def forbidden_imports(folder: Path, forbidden: tuple[str, ...] | list[str]) -> l
     """
     banned = set(forbidden)
     found = []
+    root = Path(folder).resolve()
     for path in sorted(Path(folder).rglob("*.py")):
+        if not path.resolve().is_relative_to(root):  # through a linked folder: not the submission's
+            continue
         try:
             tree = parse(path)
         except (SyntaxError, ValueError):

@@ -167,10 +167,27 @@ def test_a_fifo_or_device_named_py_does_not_hang_the_judge(tmp_path):
     (tmp_path / "real.py").write_text("import torch\n")
     try:
         assert _returns_within(lambda: forbidden_imports(tmp_path, ["torch"])) == ["real.py line 1 imports torch"]
-        with pytest.raises(SyntaxError, match="not a regular file"):
+        with pytest.raises(SyntaxError, match="is a symbolic link"):
             _returns_within(lambda: parse(tmp_path / "zero.py"))
+        with pytest.raises(SyntaxError, match="not a regular file"):
+            _returns_within(lambda: parse(tmp_path / "pipe.py"))
     finally:
         try:  # unblock a reader stuck on the FIFO if the code under test regressed
             os.close(os.open(tmp_path / "pipe.py", os.O_WRONLY | os.O_NONBLOCK))
         except OSError:
             pass  # no reader: nothing is stuck
+
+
+def test_a_linked_source_is_never_read_through(tmp_path):
+    """A submission's attention.py that links to a course file (a hidden test) must not be parsed: the
+    import check once reported the hidden file's lines."""
+    secret = tmp_path / "course" / "hidden.py"
+    secret.parent.mkdir()
+    secret.write_text("import os\nimport torch\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "attention.py").symlink_to(secret)
+    (sub / "linked").symlink_to(secret.parent, target_is_directory=True)
+    with pytest.raises(SyntaxError, match="is a symbolic link"):
+        parse(sub / "attention.py")
+    assert forbidden_imports(sub, ["torch"]) == []
