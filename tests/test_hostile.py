@@ -11,11 +11,16 @@ Every case is graded in this process (``grade3``) under bubblewrap, and then:
 
 - no grader error, and ``corpus.verify`` finds nothing (or: full marks);
 - the result survives JSON (the output may have held invalid UTF-8 or NUL bytes);
-- no process is left: no new descendant of this process, and no process of the sandbox uid in
-  this PID namespace. (Other graders on this machine run sandboxes as the same uid, each in a
-  PID namespace of its own, so "no process of uid 61000 at all" would be flaky);
-- case-specific facts the score cannot show (nothing written outside the sandbox, nothing read,
-  no connection accepted, output capped).
+- no process is left: no new descendant of this process (the judge's long-lived template processes
+  aside; their jobs count), and no process of a sandbox uid in this PID namespace;
+- the judge's peak memory grows by less than 100 MB (a reply must be refused before it is buffered);
+- case-specific facts the score cannot show (nothing written outside the sandbox's private folders,
+  nothing read, no connection accepted, output capped once per submission, unencodable text made safe).
+
+Further tests pin what no single case shows: concurrent sandboxes get distinct uids (a thread pool
+next to a sandbox holding its process limit), a template that cannot end a job is replaced, a Python
+under /tmp stays visible below a job's own /tmp, and the seccomp filter refuses keyrings, memfds and
+user namespaces while threads, fork and exec work.
 
 Without bubblewrap these cases are skipped: the fallback has no file-system or network isolation,
 so several of them would (rightly) get through, and it runs student code as the grader's user.
