@@ -336,7 +336,8 @@ def test_worker_that_closes_its_pipes_is_stopped_without_bubblewrap(exercise3):
 
 def test_worker_that_cannot_start_is_a_grader_error_and_not_retried(exercise3, tmp_path, monkeypatch):
     """Before any student code runs, a failure is the grader's (no points lost for it), reported once."""
-    (tmp_path / "worker.py").write_text("import sys\nprint('no numpy here', file=sys.stderr)\nsys.exit(3)\n")
+    (tmp_path / "forking.py").write_text("import sys\nprint('no numpy here', file=sys.stderr)\nsys.exit(3)\n")
+    (tmp_path / "worker.py").write_text("")
     (tmp_path / "wire.py").write_text("")
     template.close_templates()
     monkeypatch.setattr(template, "HERE", tmp_path)

@@ -7,7 +7,7 @@ With bubblewrap (Debian's ``bubblewrap``, the sandbox Flatpak uses), in two laye
    a read-only view of the system folders and the Python installation only, forbidden packages
    (e.g. torch in exercise 3) covered by empty read-only folders, its own folder (the worker's
    code and the jobs' copies) read-only at ``/grader``; it dies with the judge.
-2. Each job it forks (:func:`grader.sandbox.worker._isolate_job`), before any student code runs:
+2. Each job it forks (:func:`grader.sandbox.forking._isolate_job`), before any student code runs:
    every descriptor inherited from the template closed but its own three pipes; new mount, PID,
    network, IPC and UTS namespaces of its own (so nothing of one student's processes, sockets,
    shared memory or files is there for the next); a private 64 MiB ``/tmp``;
@@ -16,9 +16,8 @@ With bubblewrap (Debian's ``bubblewrap``, the sandbox Flatpak uses), in two laye
    whose end (the template kills it on a timeout) ends every process of the job; then the worker
    takes the job's own unprivileged uid (:func:`grader.sandbox.template.claim_uid`, so
    ``RLIMIT_NPROC`` binds per sandbox) and the rlimits of ``exercise.toml`` (CPU, address space,
-   file size, processes, no core files); a new empty session keyring, and the uid's user,
-   user-session and persistent keyrings emptied (they belong to the uid, not to a namespace, and
-   outlive the job); at most 256 open files; and a seccomp filter refusing keyrings,
+   file size, processes, no core files); at most 256 open files; and a seccomp filter refusing the
+   kernel's keyrings (they belong to the uid, not to a namespace, and outlive the job),
    ``memfd_create`` (memory outside ``RLIMIT_AS``), new user namespaces and other architectures'
    system-call entries (:func:`grader.sandbox.worker._filter_system_calls`). A job the template
    cannot end within ``STOP_TIMEOUT`` ends the template.

@@ -204,9 +204,8 @@ class Sandbox:
                 with contextlib.suppress(OSError):
                     stream.close()
             try:
-                proc.wait(timeout=STOP_TIMEOUT)
-            except TemplateLost:
-                pass
+                with contextlib.suppress(TemplateLost):  # the template has ended, and the job with it
+                    proc.wait(timeout=STOP_TIMEOUT)
             except subprocess.TimeoutExpired:  # the template did not end it: end the template, and every job with it
                 proc.template.close()
         for drain in self.drains:

@@ -3,7 +3,7 @@
 Starting Python and importing NumPy took more than half of the machine's time per graded
 submission. So each judge process keeps one *template* process (per isolation setting) that has
 done both once, never runs student code, and forks a fresh job per sandbox; the job isolates
-itself before the student's code runs (:func:`grader.sandbox.worker._isolate_job`; the rules are
+itself before the student's code runs (:func:`grader.sandbox.forking._isolate_job`; the rules are
 listed in :mod:`grader.sandbox.isolation`). A :class:`JobProcess` stands for one job with the
 parts of ``subprocess.Popen`` the sandbox uses.
 
@@ -29,7 +29,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .isolation import bubblewrap_works, package_dirs, python_roots, scrubbed_env, site_packages, template_command
+from .isolation import package_dirs, python_roots, scrubbed_env, site_packages, template_command
 
 HERE = Path(__file__).resolve().parent
 #: Seconds allowed for the template to start (Python and NumPy imported).
@@ -143,12 +143,12 @@ class Template:
         self.bubblewrap = bubblewrap
         self.dir = Path(tempfile.mkdtemp(prefix="grader-template-"))
         os.chmod(self.dir, 0o755)
-        for name in ("worker.py", "wire.py"):
+        for name in ("forking.py", "worker.py", "wire.py"):
             shutil.copy2(HERE / name, self.dir / name)
         (self.dir / "jobs").mkdir(mode=0o700)
         self.inside = "/grader" if bubblewrap else str(self.dir)
         cfg = {"site_packages": site_packages()}
-        python = [sys.executable, "-I", "-S", f"{self.inside}/worker.py", json.dumps(cfg)]
+        python = [sys.executable, "-I", "-S", f"{self.inside}/forking.py", json.dumps(cfg)]
         cmd = template_command(self.dir, python, hidden) if bubblewrap else python
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._log = open(self.dir / "template.log", "wb+")
@@ -294,4 +294,4 @@ def close_templates() -> None:
         _templates.clear()
 
 
-__all__ = ["JobProcess", "Template", "TemplateLost", "UidClaim", "bubblewrap_works", "claim_uid", "template_for"]
+__all__ = ["JobProcess", "Template", "TemplateLost", "UidClaim", "claim_uid", "template_for"]

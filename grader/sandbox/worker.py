@@ -1,34 +1,16 @@
-"""The processes on the sandbox's side: the template, and the worker that runs student code.
+"""The process that runs student code: it serves the judge's calls. Standard library and NumPy only.
 
-Standard library and NumPy only. This file and ``wire.py`` are copied into a folder the sandbox
-sees; they must stay importable without the rest of the package.
+This file and ``wire.py`` are copied into a folder the sandbox sees (with ``forking.py``, the
+template that forks it); they must stay importable without the rest of the package.
 
-**Template** (``python -I -S worker.py TEMPLATE_CONFIG_JSON``, started by
-:class:`grader.sandbox.template.Template`, under bubblewrap when available). It imports NumPy
-once, then waits on its control socket (fd 0, ``SOCK_SEQPACKET``) for requests::
-
-    {"op": "fork", "job": N, "cfg": {...}}   + 3 fds (requests in, replies out, output)
-    {"op": "kill", "job": N}
-
-and answers ``{"ready": true}`` once, then ``{"job": N, "pid": P}`` and ``{"job": N, "exit": CODE}``
-(``CODE``: the exit status, or minus the signal number, as ``subprocess`` reports it). It never
-runs student code: each job is a fresh fork, so no state passes from one student to the next,
-and starting a sandbox costs a fork instead of a Python start and a NumPy import.
-
-**Job** (:func:`_run_job`). Under bubblewrap a forked job gives itself, before any student code
-runs, what a bubblewrap of its own would give (see :mod:`grader.sandbox.isolation`): new mount,
-PID, network, IPC and UTS namespaces; a private ``/tmp``; a private writable copy of the
-submission on a tmpfs sized to the copy plus ``file_size_mb``; the template's folder hidden; a
-reaper as PID 1 whose death ends every process of the job; then the worker drops to the job's own
-unprivileged uid, sets the rlimits and serves. Without bubblewrap (the fallback) the job is a
-plain child in a session of its own, with the rlimits.
-
-**Worker** (:func:`serve`). Sends ``{"ready": true, "id": 0}``, then answers requests
-``{"op": "load"}``, ``{"op": "signature", "name": F}``, ``{"op": "value", "name": V}``,
+:func:`serve` sends ``{"ready": true, "id": 0}``, then answers requests ``{"op": "load"}``,
+``{"op": "signature", "name": F}``, ``{"op": "value", "name": V}``,
 ``{"op": "call", "name": F, "args": [...], "kwargs": {...}}``, each with an ``id`` that the reply
 repeats. Replies: ``{"ok": true, "value": ...}`` or ``{"ok": false, "error": {"type", "message",
 "traceback", "bases", "errno"}}`` (``bases``: the exception's class names, most derived first).
-Student code runs in this process and can forge any reply; the judge treats every byte as hostile.
+Before the first, it sets the limits of ``exercise.toml``, takes the job's own uid and (under
+bubblewrap) a seccomp filter. Student code runs in this process and can forge any reply; the judge
+treats every byte as hostile.
 """
 from __future__ import annotations
 
@@ -100,7 +82,6 @@ def _apply_limits(cfg: dict) -> None:
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
     if cfg.get("isolate"):
-        _fresh_keyrings()
         _filter_system_calls()
 
 
@@ -112,7 +93,9 @@ SYSCALLS = {
     "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219, "memfd_create": 279,
                              "unshare": 97, "clone": 220, "clone3": 435}),
 }
-CLONE_NEWUSER_FLAG = 0x10000000
+#: Namespace flags of clone and unshare (linux/sched.h).
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 
 
 def _filter_system_calls() -> None:
@@ -120,8 +103,8 @@ def _filter_system_calls() -> None:
     NumPy function never needs and what reaches past the job's namespaces and limits:
 
     - ``add_key``, ``request_key``, ``keyctl``: the kernel's keyrings belong to the uid, not to a
-      namespace, and a student can lock its user keyring against clearing to leave a note for the
-      next job of its uid;
+      namespace, and outlive the job: a student could leave a note for the next job of its uid (even
+      in a keyring it locked against clearing), or reach the grader's session keyring;
     - ``memfd_create``: memory in a memfd that is not mapped escapes ``RLIMIT_AS`` (2 GiB held with a
       1 GiB limit);
     - a new user namespace (``unshare`` or ``clone`` with ``CLONE_NEWUSER``): inside one, a student
@@ -131,7 +114,7 @@ def _filter_system_calls() -> None:
 
     Refused calls fail with EPERM, so the student's code sees an ordinary error. The filter is built
     by hand (classic BPF, ``linux/filter.h`` and ``linux/seccomp.h``); on a machine not in
-    :data:`SYSCALLS` nothing is filtered (the keyrings are still emptied, see :func:`_fresh_keyrings`).
+    :data:`SYSCALLS` nothing is filtered.
     """
     import ctypes
     import errno
@@ -155,7 +138,7 @@ def _filter_system_calls() -> None:
     program += [(jeq, 0, 1, nr["clone3"]), (ret, 0, 0, enosys),
                 (jeq, 1, 0, nr["unshare"]), (jeq, 0, 3, nr["clone"]),  # both: flags in the first argument
                 (load, 0, 0, 16),                        # args[0], low 32 bits
-                (jset, 0, 1, CLONE_NEWUSER_FLAG), (ret, 0, 0, deny),
+                (jset, 0, 1, CLONE_NEWUSER), (ret, 0, 0, deny),
                 (ret, 0, 0, allow)]
 
     class Instruction(ctypes.Structure):
@@ -170,33 +153,6 @@ def _filter_system_calls() -> None:
     PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
     _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "prctl(SECCOMP)")
-
-
-#: The keyctl system call's number, by machine (asm/unistd.h); keyutils' wrapper is not in libc.
-KEYCTL = {"x86_64": 250, "aarch64": 219, "arm64": 219}
-KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
-KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
-
-
-def _fresh_keyrings() -> None:
-    """Leave nothing in the kernel's keyrings for this job to find or to pass on: join a new, empty
-    session keyring (not the grader's), and empty the uid's user, user-session and persistent
-    keyrings, which belong to the uid, not to any namespace, and outlive every process (an earlier
-    job of this uid could have left a note there). Best effort on a machine not listed in KEYCTL."""
-    import ctypes
-
-    number = KEYCTL.get(os.uname().machine)
-    if number is None:
-        return
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    keyctl = lambda *args: libc.syscall(number, *(ctypes.c_long(a) for a in args))  # noqa: E731
-    keyctl(KEYCTL_JOIN_SESSION_KEYRING, 0)
-    keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING)
-    keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING)
-    persistent = keyctl(KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_SESSION_KEYRING)
-    if persistent > 0:
-        keyctl(KEYCTL_CLEAR, persistent)
 
 
 #: Student frames kept in an error's traceback (the last ones: where it failed).
@@ -340,14 +296,6 @@ def _flush_quietly() -> None:
         sys.stdout.flush()
 
 
-# --------------------------------------------------------------------------- template
-
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
-CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUSER = 0x20000000, 0x40000000, 0x10000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 1 << 14, 1 << 18
-PR_SET_PDEATHSIG = 1
-
-
 def _libc():
     import ctypes
 
@@ -360,217 +308,3 @@ def _check(result: int, what: str) -> None:
 
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-def _mount(libc, source, target: str, fstype, flags: int, data: str | None = None) -> None:
-    _check(libc.mount(source and source.encode(), target.encode(), fstype and fstype.encode(), flags,
-                      data and data.encode()), f"mount {target}")
-
-
-def _exit_code(status: int) -> int:
-    """A wait status as an exit status a parent can pass on: the code, or 128 + the signal (as bwrap)."""
-    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
-
-
-def _isolate_job(cfg: dict, job_dir: str) -> None:
-    """Give this forked job the namespaces and file system of a fresh bubblewrap (see the module
-    docstring), ending in the worker process (PID 2 of a new PID namespace). Runs as the
-    template's user, before any student code. Parents along the way only wait and pass on the
-    worker's exit status; they never return."""
-    import shutil
-    import signal
-
-    libc = _libc()
-    namespaces = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-    if libc.unshare(namespaces) != 0:  # not root (bubblewrap started by a user): a user namespace of its own
-        uid, gid = os.getuid(), os.getgid()
-        _check(libc.unshare(namespaces | CLONE_NEWUSER), "unshare")
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-            with open(f"/proc/self/{name}", "w") as f:
-                f.write(text)
-    _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
-    # A private /tmp hides what the template showed under /tmp: Python itself when its environment
-    # lives there (a venv in /tmp). Those folders are held open and shown again, read-only.
-    held = [(root, os.open(root, os.O_PATH | os.O_DIRECTORY)) for root in cfg.get("python_roots", [])
-            if root == "/tmp" or root.startswith("/tmp/")]
-    _mount(libc, "tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
-    for root, fd in held:
-        os.makedirs(root, mode=0o755, exist_ok=True)
-        _mount(libc, f"/proc/self/fd/{fd}", root, None, MS_BIND | MS_REC)
-        _mount(libc, None, root, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-        os.close(fd)
-    copy = os.path.join(job_dir, "sandbox")
-    size = sum(os.lstat(os.path.join(d, f)).st_size for d, _, fs in os.walk(copy) for f in fs)
-    room = size + cfg["file_size_mb"] * 1024 * 1024 + (1 << 20)
-    _mount(libc, "tmpfs", "/sandbox", "tmpfs", MS_NOSUID | MS_NODEV, f"size={room},mode=0755")
-    for name in os.listdir(copy):
-        src, dst = os.path.join(copy, name), os.path.join("/sandbox", name)
-        if os.path.isdir(src) and not os.path.islink(src):
-            shutil.copytree(src, dst, symlinks=True)
-        else:
-            shutil.copy2(src, dst, follow_symlinks=False)
-    uid = cfg.get("uid")
-    if uid is not None and os.getuid() == 0:  # the submission's folder is the job's own to write in
-        for d, dirs, files in os.walk("/sandbox/submission"):
-            for name in [d, *(os.path.join(d, n) for n in dirs + files)]:
-                os.lchown(name, uid, uid)
-    _mount(libc, "tmpfs", cfg["template_dir"], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0755")
-    # The template stops a job with SIGTERM to this process, which kills the reaper and waits for it:
-    # a PID namespace's first process is reaped only after every process in it has gone, so when
-    # this process ends, nothing of the job runs any more (and its uid can go to the next sandbox).
-    reaper = {"pid": 0, "stop": False}
-
-    def stop(*_):
-        reaper["stop"] = True
-        if reaper["pid"]:
-            os.kill(reaper["pid"], signal.SIGKILL)
-
-    signal.signal(signal.SIGTERM, stop)
-    reaper["pid"] = os.fork()  # PID 1 of the new PID namespace: when it ends, every process of the job ends
-    if reaper["pid"]:
-        if reaper["stop"]:  # asked to stop before the reaper's pid was known
-            os.kill(reaper["pid"], signal.SIGKILL)
-        _, status = os.waitpid(reaper["pid"], 0)
-        os._exit(_exit_code(status))
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # should its parent die anyway
-    _mount(libc, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
-    worker = os.fork()
-    if worker:
-        stopped_by = 0
-        while True:  # reap orphans; end with the worker
-            pid, status = os.waitpid(-1, os.WUNTRACED)
-            if pid == worker and os.WIFSTOPPED(status):
-                # A stopped worker can never answer: end it now rather than let the call time out.
-                stopped_by = os.WSTOPSIG(status)
-                os.kill(worker, signal.SIGKILL)
-            elif pid == worker:
-                os._exit(128 + stopped_by if stopped_by else _exit_code(status))
-    os.setsid()
-
-
-def _close_all_but(keep: list[int]) -> None:
-    """Close every file descriptor of this process except ``keep`` (0, 1 and 2 included: the worker
-    sets them up again)."""
-    top = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536
-    low = 0
-    for fd in sorted(keep):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, max(top, low))
-
-
-def _run_job(request: dict, fds: list[int]) -> None:
-    """In the forked child: isolate (under bubblewrap), then serve; never returns."""
-    import signal
-
-    code = 1
-    try:
-        for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.set_wakeup_fd(-1)
-        _close_all_but(fds)  # nothing of the template's (its epoll, control socket, log) stays reachable
-        os.setsid()  # a group of its own: the template kills the job with its group
-        cfg = request["cfg"]
-        if cfg.get("isolate"):
-            _isolate_job(cfg, os.path.join(cfg["template_dir"], "jobs", str(request["job"])))
-        code = serve(cfg, *fds)
-    except BaseException as exc:  # noqa: BLE001 - no student code has run yet: the grader's problem
-        text = f"the sandbox could not start: {type(exc).__name__}: {exc}\n".encode()
-        for fd in (fds[2], 2):  # the output pipe, or fd 2 once the worker has moved it there
-            try:
-                os.write(fd, text)
-                break
-            except OSError:
-                continue
-        code = 70
-    finally:
-        _flush_quietly()
-        os._exit(code)
-
-
-def template_main(cfg: dict) -> int:
-    """Serve fork and kill requests on the control socket (fd 0) until it closes."""
-    import selectors
-    import signal
-    import socket
-
-    sys.path.extend(d for d in cfg.get("site_packages", []) if d not in sys.path)  # run with -S (no site)
-    # Imported once here, so no job pays for them: NumPy, and what a job and the worker use.
-    import collections  # noqa: F401
-    import ctypes  # noqa: F401
-    import faulthandler  # noqa: F401
-    import importlib.util  # noqa: F401
-    import inspect  # noqa: F401
-    import resource  # noqa: F401
-    import shutil  # noqa: F401
-    import traceback  # noqa: F401
-
-    import numpy  # noqa: F401
-
-    control = socket.socket(fileno=0)
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    jobs: dict[int, int] = {}  # pid -> job number
-    isolated: set[int] = set()  # pids of jobs that isolated themselves (stopped with SIGTERM, see _isolate_job)
-
-    def say(message: dict) -> None:
-        with contextlib.suppress(OSError):
-            control.send(json.dumps(message).encode())
-
-    say({"ready": True})
-    with selectors.DefaultSelector() as sel:
-        sel.register(control, selectors.EVENT_READ)
-        sel.register(wake_r, selectors.EVENT_READ)
-        while True:
-            for key, _ in sel.select():
-                if key.fileobj == wake_r:
-                    with contextlib.suppress(BlockingIOError, InterruptedError):
-                        os.read(wake_r, 4096)
-                    while jobs:
-                        pid, status = os.waitpid(-1, os.WNOHANG)
-                        if pid == 0:
-                            break
-                        job = jobs.pop(pid, None)
-                        isolated.discard(pid)
-                        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
-                        if job is not None:
-                            say({"job": job, "exit": code})
-                    continue
-                try:
-                    data, fds, _, _ = socket.recv_fds(control, 1 << 16, 3)
-                except InterruptedError:
-                    continue
-                if not data:  # the judge is gone: so are its jobs
-                    for pid in jobs:
-                        with contextlib.suppress(OSError):
-                            os.killpg(pid, signal.SIGKILL)
-                    return 0
-                request = json.loads(data)
-                if request.get("op") == "fork" and len(fds) == 3:
-                    pid = os.fork()
-                    if pid == 0:
-                        _run_job(request, fds)
-                    for fd in fds:
-                        os.close(fd)
-                    jobs[pid] = request["job"]
-                    if request["cfg"].get("isolate"):
-                        isolated.add(pid)
-                    say({"job": request["job"], "pid": pid})
-                elif request.get("op") == "kill":
-                    for pid, job in jobs.items():
-                        if job == request["job"] and pid in isolated:
-                            with contextlib.suppress(OSError):
-                                os.kill(pid, signal.SIGTERM)
-                        elif job == request["job"]:
-                            with contextlib.suppress(OSError):
-                                os.killpg(pid, signal.SIGKILL)
-                else:
-                    for fd in fds:
-                        os.close(fd)
-
-
-if __name__ == "__main__":
-    sys.exit(template_main(json.loads(sys.argv[1])))

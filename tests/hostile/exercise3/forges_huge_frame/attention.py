@@ -4,7 +4,8 @@ what the exercise can send grew by gigabytes; it must refuse it from the header.
 """
 import struct
 
-import __main__  # the sandbox worker (the template, forked), run as a script
+import sys
+
 import numpy as np
 
 
@@ -82,7 +83,8 @@ def transformer_block(x, params, n_heads, causal=True):
     return x
 
 
-_wire = getattr(__main__, "wire", None) or __main__  # where the worker's frame_bytes lives
+# The sandbox's wire module, whatever its name: the worker calls its frame_bytes and read_frame.
+_wire = next(m for m in list(sys.modules.values()) if hasattr(m, "frame_bytes") and hasattr(m, "read_frame"))
 _real_frame_bytes = _wire.frame_bytes
 _armed = {"on": False}
 

@@ -1,6 +1,6 @@
 """Hostile case: replaces the sandbox worker's frame writer and sends forged replies.
 
-Student code runs in the worker process, so it can patch the worker (``__main__``) and write any bytes
+Student code runs in the worker process, so it can patch the worker's wire module and write any bytes
 to the judge. Each function forges a different malformed reply; the judge must turn every one into a
 clear failure of that check, never a grader error:
 
@@ -14,7 +14,8 @@ import io
 import json
 import struct
 
-import __main__  # the sandbox worker (the template, forked), run as a script
+import sys
+
 import numpy as np
 
 _forge = {"mode": None}
@@ -51,7 +52,8 @@ def _forged_frame_bytes(message, blobs=()):
 
 # The worker builds each reply with its wire module's frame_bytes(...): find that module, whatever its
 # name, through the worker's own globals, and replace the function.
-_wire = getattr(__main__, "wire", None) or __main__
+# The sandbox's wire module, whatever its name: the worker calls its frame_bytes and read_frame.
+_wire = next(m for m in list(sys.modules.values()) if hasattr(m, "frame_bytes") and hasattr(m, "read_frame"))
 _real_frame_bytes = _wire.frame_bytes
 _wire.frame_bytes = _forged_frame_bytes
 

@@ -1,8 +1,9 @@
-"""Hostile case: a correct solution that defeats the keyring emptying of ``_fresh_keyrings`` (the fix for
-keyring_note) by taking away the *write* permission of its uid's user keyring (@u) after leaving a note in it.
+"""Hostile case: a correct solution that defeated the keyring emptying once tried as the fix for
+keyring_note, by taking away the *write* permission of its uid's user keyring (@u) after leaving a note in it
+(the sandbox now refuses every keyring call with a seccomp filter, so nothing is left or read).
 
 ``KEYCTL_CLEAR`` needs write permission on the keyring (possessor and owner permissions are added, and
-neither has it any more), and ``_fresh_keyrings`` ignores the failure, so the note stays in @u for every
+neither has it any more), and the emptying ignored the failure, so the note stayed in @u for every
 later job of this uid (uids are reused: the lowest free one is claimed). Root cannot override a key's
 permissions: only the owner uid can change them back (and only while it keeps "setattr").
 
