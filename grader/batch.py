@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import _thread
 import atexit
+import csv
 import fcntl
+import io
 import json
 import multiprocessing
 import os
@@ -32,11 +34,14 @@ import click
 
 from . import exercises, judge, overview, report
 from .report import write_atomic
-from .gradebook import Gradebook
+from .gradebook import Gradebook, _cell
 from .overrides import apply_overrides, load_overrides
 from .results import SubmissionResult
 from .sandbox.session import _not_copied
-from .submissions import MAX_UNZIPPED_BYTES, RefusedSubmission, Submission, discover, locate, safe_extract
+from . import lms
+from .errors import InputError
+from .lms import Submission
+from .lms.unpack import MAX_UNZIPPED_BYTES, RefusedSubmission, locate, safe_extract
 
 #: Name of the lock file a worker holds in its scratch folder while it lives.
 SCRATCH_LOCK = ".alive"
@@ -54,6 +59,7 @@ class Task:
     out: str
     seed: int
     budget: float | None
+    files: tuple[tuple[str, str], ...] = ()  # Submission.files: loose exported files (Canvas)
 
 
 # ------------------------------------------------------------------------------ worker side
@@ -139,6 +145,23 @@ def _copy_folder(source: Path, dest: Path) -> None:
     shutil.copytree(source, dest, ignore=_not_copied)
 
 
+def _copy_files(files: tuple[tuple[str, str], ...], dest: Path) -> None:
+    """Gather a platform's loose files (Canvas) into one submission folder: each ``(name, path)`` is
+    copied as ``name``; a submission that is a single ``.zip`` is unpacked instead."""
+    if len(files) == 1 and files[0][0].lower().endswith(".zip"):
+        safe_extract(Path(files[0][1]), dest)
+        return
+    dest.mkdir(parents=True)
+    total = 0
+    for name, path in files:
+        total += os.lstat(path).st_size
+        if total > MAX_UNZIPPED_BYTES:
+            raise RefusedSubmission(f"the submission's files hold more than {MAX_UNZIPPED_BYTES:,} bytes.")
+        if Path(path).is_symlink() or not Path(path).is_file():
+            raise RefusedSubmission(f"{Path(path).name} is not a plain file; submit plain files.")
+        shutil.copyfile(path, dest / name)
+
+
 def _grade_one(task: Task) -> tuple[str, str, dict | None, str]:
     """Grade one submission in this worker. Returns (student, status, result dict, error).
 
@@ -162,7 +185,9 @@ def _grade_in_temp_folder(task: Task) -> tuple[str, str, dict | None, str]:
         try:
             source = Path(task.source)
             unpacked = Path(tmp) / "submission"
-            if source.is_dir():
+            if task.files:
+                _copy_files(task.files, unpacked)
+            elif source.is_dir():
                 _copy_folder(source, unpacked)
             else:
                 safe_extract(source, unpacked)
@@ -211,46 +236,58 @@ class Progress:
 
 
 def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, resume: bool = False,
-        budget: float | None = None, seed: int | None = None, overrides: Path | None = None) -> Gradebook:
+        budget: float | None = None, seed: int | None = None, overrides: Path | None = None,
+        layout: str = "auto") -> Gradebook:
     """Grade every submission in ``submissions_dir``; write the gradebook, CSV and overview to ``out``.
 
     Args:
         exercise_name: e.g. ``exercise3``.
-        submissions_dir: one sub-folder or ``.zip`` per student.
-        out: output folder (``gradebook.sqlite``, ``grades.csv``, ``index.html``, ``reports/``,
-            ``results/``, ``gradescope/``).
+        submissions_dir: one sub-folder or ``.zip`` per student, or a platform's export (a folder, or
+            Gradescope's export zip): see :mod:`grader.lms`.
+        out: output folder (``gradebook.sqlite``, ``students.csv`` (the id mapping), ``grades.csv``,
+            ``index.html``, ``reports/``, ``results/``, ``gradescope/``).
         jobs: judge processes working in parallel.
         resume: keep the grades already in ``out`` and grade only the missing students.
         budget: wall seconds each submission's code may use in total (None: per-call limits only).
-        seed: seed of a new batch (a resumed batch keeps its own).
+        seed: seed of a new batch (a resumed batch keeps its own; another seed is refused).
         overrides: an instructor's overrides CSV (see :mod:`grader.overrides`), merged into
             every graded student's result, row, report and Gradescope JSON after grading.
+        layout: one of :data:`grader.lms.LAYOUTS`, or ``auto`` to detect it.
 
     Returns:
         The (closed) gradebook, for its path and seed.
 
     Raises:
-        click.ClickException: bad arguments, or ``out`` already holds grades and ``resume`` is off.
+        InputError: bad arguments, no submission found, ``out`` already holds grades and ``resume``
+            is off, or ``resume`` with another seed than the gradebook's.
     """
     exercise = exercises.load(exercise_name)
-    _remove_stale_scratch()
-    try:
-        students = discover(submissions_dir)
-    except FileNotFoundError as exc:
-        raise click.ClickException(f"{exc}; give the folder that holds one folder or .zip per student")
     if jobs < 1:
-        raise click.ClickException(f"--jobs must be at least 1, got {jobs}")
+        raise InputError(f"--jobs must be at least 1, got {jobs}")
     decisions = load_overrides(overrides) if overrides else {}  # a bad file fails before any grading
     db_path = out / "gradebook.sqlite"
     if db_path.exists() and not resume:
-        raise click.ClickException(f"{out} already holds a gradebook; add --resume to finish it, "
-                                   "or choose another --out")
-    with Gradebook(db_path, exercise.name, judge.new_seed() if seed is None else seed) as book:
+        raise InputError(f"{out} already holds a gradebook; add --resume to finish it, or choose another --out")
+    _remove_stale_scratch()
+    with lms.opened(submissions_dir) as folder:
+        found = lms.discover(folder, layout)
+        return _run_found(exercise, found, out, jobs=jobs, resume=resume, budget=budget, seed=seed,
+                          decisions=decisions)
+
+
+def _run_found(exercise: exercises.Exercise, found: lms.Found, out: Path, *, jobs: int, resume: bool,
+               budget: float | None, seed: int | None, decisions: dict) -> Gradebook:
+    students = found.submissions
+    _show_mapping(found, out)
+    with Gradebook(out / "gradebook.sqlite", exercise.name, judge.new_seed() if seed is None else seed) as book:
+        if resume and seed is not None and seed != book.seed:
+            raise InputError(f"{out} was graded with seed {book.seed}; --resume keeps it (leave out --seed "
+                             f"{seed}, or grade into another --out)")
         done = book.students(status="graded")  # refused rows and grader errors are tried again
         todo = [s for s in students if s.student not in done and not s.problem]
         for sub in students:
             if sub.problem:
-                book.record(sub.student, "refused", error=sub.problem)
+                book.record(sub.student, "refused", error=sub.problem, identity=sub.identity())
         click.echo(f"{exercise.name}: {len(students)} submissions, {len(done & {s.student for s in students})} "
                    f"already graded, {len(todo)} to grade with {jobs} worker(s); seed {book.seed}")
         progress = Progress(len(todo), "graded")
@@ -270,6 +307,35 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
         for pool in pools:
             pool.shutdown(wait=True)
     return book
+
+
+#: Lines of the id mapping printed before grading (all of it is in OUT/students.csv).
+MAPPING_LINES = 20
+
+
+def _show_mapping(found: lms.Found, out: Path) -> None:
+    """Print the layout and how export entries became student ids; write all of it to ``out/students.csv``."""
+    subs = found.submissions
+    click.echo(f"Layout: {found.layout} ({found.reason}); {len(subs)} student(s):")
+    rows = []
+    for sub in subs:
+        who = ", ".join(x for x in (sub.name, sub.email, f"SIS {sub.sis_id}" if sub.sis_id else "") if x)
+        flags = " (late)" if sub.late else ""
+        rows.append((sub.student, who, flags, sub.entries, sub.problem))
+    for student, who, flags, entries, problem in rows[:MAPPING_LINES]:
+        shown = ", ".join(entries[:3]) + (f", ... ({len(entries)} entries)" if len(entries) > 3 else "")
+        click.echo(f"  {student}{' = ' + who if who else ''}{flags} <- {shown}"
+                   + (f"  [refused: {problem}]" if problem else ""))
+    if len(rows) > MAPPING_LINES:
+        click.echo(f"  ... and {len(rows) - MAPPING_LINES} more (all in {out / 'students.csv'})")
+    fh = io.StringIO(newline="")
+    writer = csv.writer(fh)
+    writer.writerow(["student", "name", "email", "sis_id", "user_id", "late", "layout", "entries", "problem"])
+    for sub in subs:
+        writer.writerow([_cell(x) for x in (sub.student, sub.name, sub.email, sub.sis_id, sub.user_id,
+                                            "late" if sub.late else "", sub.layout, " | ".join(sub.entries),
+                                            sub.problem)])
+    write_atomic(out / "students.csv", fh.getvalue())
 
 
 def _load_plotting_once_grading(progress: Progress) -> None:
@@ -313,7 +379,8 @@ def _grade_all(todo: list[Submission], exercise: str, out: Path, book: Gradebook
     templates stopped, scratch folders removed) while the caller writes the CSV and the overview,
     and the caller joins them with ``shutdown(wait=True)``.
     """
-    tasks = [Task(exercise, s.student, str(s.source), str(out), book.seed, budget) for s in todo]
+    tasks = [Task(exercise, s.student, str(s.source), str(out), book.seed, budget, s.files) for s in todo]
+    identity = {s.student: s.identity() for s in todo}
     attempts: dict[str, int] = {}
     context = multiprocessing.get_context("spawn")
     pools = []
@@ -339,7 +406,7 @@ def _grade_all(todo: list[Submission], exercise: str, out: Path, book: Gradebook
                     except Exception as exc:  # noqa: BLE001 - recorded as a grader error
                         student, status, data, error = task.student, "grader_error", None, repr(exc)
                     result = SubmissionResult.from_dict(data) if data else None
-                    book.record(student, status, result=result, error=error)
+                    book.record(student, status, result=result, error=error, identity=identity[student])
                     progress.update(student)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)  # e.g. Ctrl-C: as a `with` block would

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from . import corpus, exercises, judge, progress, report
+from .lms import LAYOUTS
 from .sandbox import bubblewrap_works
 
 
@@ -115,7 +116,7 @@ def grade_command(exercise, submission, seed, as_json, report_path, quick, requi
 
 @main.command("batch")
 @click.argument("exercise")
-@click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("submissions", type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder [default: reports/EXERCISE].")
 @click.option("--jobs", type=int, default=2, show_default=True, help="Submissions graded in parallel.")
@@ -126,10 +127,14 @@ def grade_command(exercise, submission, seed, as_json, report_path, quick, requi
               help="Grade even without bubblewrap (student code then runs as you, with your file access).")
 @click.option("--overrides", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Instructor overrides CSV (student,check,points,comment) merged into the grades.")
+@click.option("--layout", type=click.Choice(["auto", *LAYOUTS]), default="auto", show_default=True,
+              help="How SUBMISSIONS is laid out (auto: detected, and printed before grading).")
 @seed_option
-def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_unisolated, seed, overrides):
-    """Grade every submission in SUBMISSIONS (one folder or .zip per student).
+def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_unisolated, seed, overrides, layout):
+    """Grade every submission in SUBMISSIONS: one folder or .zip per student, or an export
+    from Canvas, Moodle, Gradescope (its folder or zip) or GitHub Classroom clones.
 
+    Prints the layout and the student ids before grading (all of them in OUT/students.csv).
     Writes OUT/gradebook.sqlite (a row per student, as soon as graded), grades.csv,
     index.html (class overview), reports/STUDENT.html, results/STUDENT.json and
     gradescope/STUDENT/results.json. Interrupt at any time; --resume finishes the job.
@@ -147,7 +152,7 @@ def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_uniso
             "pass --allow-unisolated.")
     out = out or Path("reports") / exercise
     book = batch.run(exercise, submissions, out, jobs=jobs, resume=resume, budget=timeout, seed=seed,
-                     overrides=overrides)
+                     overrides=overrides, layout=layout)
     click.echo(f"Gradebook: {book.path}\nGrades: {out / 'grades.csv'}\nOverview: {out / 'index.html'}")
 
 

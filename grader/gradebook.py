@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS grades (
     error TEXT NOT NULL DEFAULT '',
     needs_review TEXT NOT NULL DEFAULT '',
     duration REAL NOT NULL DEFAULT 0,
-    result TEXT                    -- SubmissionResult.to_dict() as JSON; NULL when refused
+    result TEXT,                   -- SubmissionResult.to_dict() as JSON; NULL when refused
+    identity TEXT                  -- Submission.identity() as JSON: name, email, sis_id, user_id, late, layout, entries
 );
 """
 
@@ -55,6 +56,9 @@ class Gradebook:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        if "identity" not in {row[1] for row in self.db.execute("PRAGMA table_info(grades)")}:
+            with self.db:  # a gradebook written before the platforms' identities were kept
+                self.db.execute("ALTER TABLE grades ADD COLUMN identity TEXT")
         meta = dict(self.db.execute("SELECT key, value FROM meta"))
         if meta and meta.get("exercise") != exercise:
             raise click.ClickException(
@@ -79,27 +83,37 @@ class Gradebook:
         return {row[0] for row in self.db.execute("SELECT student FROM grades WHERE status = ?", (status,))}
 
     def record(self, student: str, status: str, *, result: SubmissionResult | None = None,
-               error: str = "", max_score: float = 0.0) -> None:
-        """Write (or replace) one student's row in its own transaction."""
+               error: str = "", max_score: float = 0.0, identity: dict | None = None) -> None:
+        """Write (or replace) one student's row in its own transaction.
+
+        ``identity`` is :meth:`grader.lms.Submission.identity` (who the platform says this is);
+        None keeps the row's current one.
+        """
         score = result.score if result else 0.0  # a grader error keeps the partial score; the status flags it
         max_score = result.max_score if result else max_score
         with self.db:
             self.db.execute(
-                "INSERT OR REPLACE INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(student) DO UPDATE SET "
+                "status=excluded.status, score=excluded.score, max_score=excluded.max_score, error=excluded.error, "
+                "needs_review=excluded.needs_review, duration=excluded.duration, result=excluded.result, "
+                "identity=COALESCE(excluded.identity, identity)",
                 (student, status, score, max_score, error,
                  "; ".join(result.needs_review) if result else "",
                  result.duration if result else 0.0,
-                 json.dumps(result.to_dict()) if result else None),
+                 json.dumps(result.to_dict()) if result else None,
+                 json.dumps(identity) if identity is not None else None),
             )
 
     def rows(self) -> list[dict]:
-        """All rows as dicts, sorted by student; ``result`` decoded to a SubmissionResult or None."""
+        """All rows as dicts, sorted by student; ``result`` decoded to a SubmissionResult or None,
+        ``identity`` to a dict (``{}`` when unknown)."""
         cur = self.db.execute("SELECT * FROM grades ORDER BY student")
         names = [d[0] for d in cur.description]
         out = []
         for values in cur:
             row = dict(zip(names, values))
             row["result"] = SubmissionResult.from_dict(json.loads(row["result"])) if row["result"] else None
+            row["identity"] = json.loads(row["identity"]) if row["identity"] else {}
             out.append(row)
         return out
 

@@ -248,7 +248,7 @@ def test_overrides_merge_into_gradebook_csv_and_report(tmp_path):
 
 
 def test_duplicate_and_unsafe_ids_are_refused_not_overwritten(tmp_path):
-    from grader.submissions import discover
+    from grader.lms import discover
 
     subs = tmp_path / "subs"
     _folder(subs, "bob")
@@ -256,14 +256,14 @@ def test_duplicate_and_unsafe_ids_are_refused_not_overwritten(tmp_path):
         z.write(SKELETON, "attention.py")
     _folder(subs, "x" * 120)
     _folder(subs, "ana")
-    found = {s.student: s.problem for s in discover(subs)}
+    found = {s.student: s.problem for s in discover(subs).submissions}
     assert found["ana"] == ""
-    assert "Bob.zip and bob have the same student id" in found["Bob"] and "bob" not in found
-    assert "at most 100 printable characters" in found["x" * 120]
+    assert "Bob.zip and bob/ have the same student id" in found["Bob"] and "bob" not in found
+    assert "1 to 100 printable characters" in found["x" * 120]
 
 
 def test_damaged_zip_is_refused_with_a_message(tmp_path):
-    from grader.submissions import RefusedSubmission, safe_extract
+    from grader.lms.unpack import RefusedSubmission, safe_extract
 
     good = tmp_path / "good.zip"
     with zipfile.ZipFile(good, "w", compression=zipfile.ZIP_DEFLATED) as z:

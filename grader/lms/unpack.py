@@ -1,9 +1,7 @@
-"""Find the submissions in an instructor's folder and unpack zips safely.
+"""Unpack a student's zip safely and find the folder that holds the exercise's files.
 
-A SUBMISSIONS folder holds one sub-folder or one ``.zip`` per student; the student id is
-the folder name or the zip's stem. LMS and Gradescope exports nest the files in extra
-folders and add ``__MACOSX`` junk: :func:`locate` finds the folder that actually holds the
-exercise's files.
+LMS and Gradescope exports nest the files in extra folders and add ``__MACOSX`` junk:
+:func:`locate` finds the folder that actually holds the exercise's files.
 
 Zips are checked before anything is written: no absolute paths, no ``..``, no symlinks,
 and size limits against zip bombs. A refused zip is that student's problem only
@@ -15,7 +13,6 @@ import re
 import stat
 import zipfile
 import zlib
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 #: Limits for one student's zip (uncompressed bytes, members, compression ratio).
@@ -29,63 +26,12 @@ class RefusedSubmission(Exception):
     """A submission that cannot be graded as given; the message says why, for the student."""
 
 
-@dataclass(frozen=True)
-class Submission:
-    """One student's submission: an id and where it is (a folder or a zip).
-
-    ``problem`` is set when the submission cannot be graded as found (e.g. two entries
-    share the id); the batch then records it as refused with that message.
-    """
-
-    student: str
-    source: Path
-    problem: str = ""
-
-
-#: Longest student id accepted (it becomes a file name in the outputs).
-MAX_ID = 100
-
-
-def discover(folder: Path) -> list[Submission]:
-    """Every student in ``folder``: sub-folders and ``.zip`` files, sorted by student id.
-
-    Hidden entries and ``__MACOSX`` are ignored.
-
-    Raises:
-        FileNotFoundError: ``folder`` is not a folder.
-    """
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"submissions folder {folder} does not exist")
-    found = []
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith(".") or JUNK.search(entry.name):
-            continue
-        if entry.is_dir():
-            found.append(Submission(entry.name, entry))
-        elif entry.suffix.lower() == ".zip":
-            found.append(Submission(entry.stem, entry))
-    by_id: dict[str, list[Submission]] = {}
-    for sub in found:  # case-insensitive: outputs are files, and some file systems ignore case
-        by_id.setdefault(sub.student.casefold(), []).append(sub)
-    out = []
-    for sub in found:
-        twins = by_id[sub.student.casefold()]
-        if len(twins) > 1:
-            names = " and ".join(t.source.name for t in twins)
-            out.append(Submission(sub.student, sub.source, f"{names} have the same student id; keep only one."))
-        elif len(sub.student) > MAX_ID or any(ord(ch) < 32 or ch in "/\\" for ch in sub.student):
-            out.append(Submission(sub.student, sub.source,
-                                  f"the student id must be at most {MAX_ID} printable characters; rename it."))
-        else:
-            out.append(sub)
-    # A twin keeps one row in the gradebook: the first entry speaks for both.
-    seen: set[str] = set()
-    return [s for s in out if not (s.student.casefold() in seen or seen.add(s.student.casefold()))]
-
-
-def safe_extract(archive: Path, dest: Path) -> None:
+def safe_extract(archive: Path, dest: Path, *, max_bytes: int = MAX_UNZIPPED_BYTES,
+                 max_members: int = MAX_MEMBERS) -> None:
     """Extract ``archive`` into ``dest`` after checking every member.
+
+    The limits default to one student's (:data:`MAX_UNZIPPED_BYTES`, :data:`MAX_MEMBERS`); a whole
+    class's export passes its own.
 
     Raises:
         RefusedSubmission: not a zip, an absolute or ``..`` path, a symlink, too many
@@ -97,13 +43,13 @@ def safe_extract(archive: Path, dest: Path) -> None:
         raise RefusedSubmission(f"{archive.name} is not a readable zip file ({exc}).") from exc
     with zf:
         members = zf.infolist()
-        if len(members) > MAX_MEMBERS:
-            raise RefusedSubmission(f"{archive.name} has {len(members)} files; at most {MAX_MEMBERS} are accepted.")
+        if len(members) > max_members:
+            raise RefusedSubmission(f"{archive.name} has {len(members)} files; at most {max_members} are accepted.")
         total = sum(m.file_size for m in members)
         packed = max(sum(m.compress_size for m in members), 1)
-        if total > MAX_UNZIPPED_BYTES or total / packed > MAX_RATIO and total > 1024 * 1024:
+        if total > max_bytes or total / packed > MAX_RATIO and total > 1024 * 1024:
             raise RefusedSubmission(
-                f"{archive.name} unpacks to {total:,} bytes (limit {MAX_UNZIPPED_BYTES:,}, ratio "
+                f"{archive.name} unpacks to {total:,} bytes (limit {max_bytes:,}, ratio "
                 f"{total / packed:.0f}:1): refused as a possible zip bomb.")
         for m in members:
             name = m.filename.replace("\\", "/")
@@ -113,13 +59,13 @@ def safe_extract(archive: Path, dest: Path) -> None:
             if stat.S_ISLNK(m.external_attr >> 16):
                 raise RefusedSubmission(f"{archive.name} contains a symbolic link ({m.filename}); refused.")
         try:
-            _extract(zf, archive, dest)
+            _extract(zf, archive, dest, max_bytes)
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, zlib.error) as exc:
             raise RefusedSubmission(f"{archive.name} is damaged, encrypted or uses an unsupported "
                                     f"compression ({type(exc).__name__}: {exc}).") from exc
 
 
-def _extract(zf: zipfile.ZipFile, archive: Path, dest: Path) -> None:
+def _extract(zf: zipfile.ZipFile, archive: Path, dest: Path, max_bytes: int) -> None:
     """Write the (already checked) members of ``zf`` under ``dest``, counting real bytes."""
     dest.mkdir(parents=True, exist_ok=True)
     written = 0
@@ -131,9 +77,9 @@ def _extract(zf: zipfile.ZipFile, archive: Path, dest: Path) -> None:
         with zf.open(m) as src, open(target, "wb") as out:
             while chunk := src.read(1 << 16):
                 written += len(chunk)
-                if written > MAX_UNZIPPED_BYTES:  # sizes in the header can lie
+                if written > max_bytes:  # sizes in the header can lie
                     raise RefusedSubmission(f"{archive.name} unpacks to more than "
-                                            f"{MAX_UNZIPPED_BYTES:,} bytes: refused as a possible zip bomb.")
+                                            f"{max_bytes:,} bytes: refused as a possible zip bomb.")
                 out.write(chunk)
 
 
