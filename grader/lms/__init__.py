@@ -135,19 +135,15 @@ def discover(folder: Path, layout: str = "auto") -> Found:
         InputError: an unknown layout, or no submission found (the message says what was seen).
     """
     folder = Path(folder)
+    reason = f"--layout {layout}"
     if layout == "auto":
-        for name in LAYOUTS:
-            reason = layout_module(name).detect(folder)
-            if reason:
-                layout = name
-                break
-    else:
-        reason = f"--layout {layout}"
+        reason, layout = next(((why, name) for name in LAYOUTS if (why := layout_module(name).detect(folder))),
+                              ("no layout detected", "folders"))
     found = check_ids(layout_module(layout).read(folder))
     if not found:
-        raise InputError(f"no submission found in {folder} ({reason or 'layout ' + layout}): {seen(folder)}. "
-                         "Expected one folder or .zip per student, or an export from Canvas, Moodle, Gradescope "
-                         "or GitHub Classroom (force one with --layout).")
+        raise InputError(f"no submission found in {folder} ({reason}): {seen(folder)}. Expected one folder or "
+                         ".zip per student, or an export from Canvas, Moodle, Gradescope or GitHub Classroom "
+                         "(force one with --layout).")
     return Found(layout, reason, found)
 
 
