@@ -10,6 +10,7 @@ uninterrupted run.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import click
 
+from .errors import InputError
 from .report import write_atomic
 from .results import SubmissionResult
 
@@ -70,6 +72,28 @@ class Gradebook:
         self.exercise = exercise
         self.seed = int(meta["seed"])
 
+    @classmethod
+    def existing(cls, folder: Path) -> "Gradebook":
+        """The gradebook a batch wrote into ``folder`` (``folder/gradebook.sqlite``), with its own
+        exercise and seed.
+
+        Raises:
+            InputError: there is no gradebook in ``folder``, or the file is not one.
+        """
+        path = Path(folder) / "gradebook.sqlite"
+        if not path.is_file():
+            raise InputError(f"no gradebook in {folder} ({path.name} is missing); give the --out folder of a "
+                             "`grader batch` run")
+        try:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            with contextlib.closing(db):
+                meta = dict(db.execute("SELECT key, value FROM meta"))
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{path} is not a gradebook ({exc}); give the --out folder of a `grader batch` run") from exc
+        if "exercise" not in meta or "seed" not in meta:
+            raise InputError(f"{path} is not a gradebook (no exercise or seed recorded)")
+        return cls(path, meta["exercise"], int(meta["seed"]))
+
     def __enter__(self) -> "Gradebook":
         return self
 
@@ -118,7 +142,11 @@ class Gradebook:
         return out
 
     def write_csv(self, path: Path) -> Path:
-        """``grades.csv``: student, score, max_score, points per check, needs_review, error, status."""
+        """``grades.csv``: student, score, max_score, points per check, needs_review, error, status.
+
+        ``score`` is blank unless the status is ``graded``: a refused submission or a grader error has
+        no grade (never 0); ``error`` says why. A grader error's checks that ran keep their points.
+        """
         rows = self.rows()
         checks: list[str] = []
         for row in rows:
@@ -132,7 +160,8 @@ class Gradebook:
         writer.writerow(["student", "score", "max_score", *checks, "needs_review", "error", "status"])
         for row in rows:
             points = {c.name: c.points for c in row["result"].checks} if row["result"] else {}
-            writer.writerow([_cell(row["student"]), f"{row['score']:g}", f"{row['max_score'] or known_max:g}",
+            score = f"{row['score']:g}" if row["status"] == "graded" else ""
+            writer.writerow([_cell(row["student"]), score, f"{row['max_score'] or known_max:g}",
                              *(f"{points[c]:g}" if c in points else "" for c in checks),
                              _cell(row["needs_review"]), _cell(row["error"]), row["status"]])
         return write_atomic(path, fh.getvalue())

@@ -1,12 +1,134 @@
-"""canvas: being written (issue 12). Until then this layout is never detected."""
+"""Canvas: "Download Submissions" in, the Gradebook import CSV out.
+
+**Download Submissions** (an assignment's page, or its zip; the names are made by Canvas's
+``ContentZipper``, ``lib/content_zipper.rb`` in instructure/canvas-lms) is one flat file per
+uploaded file::
+
+    {name}[_LATE]_{user_id}_{attachment_id}_{file name}   an uploaded file
+    {name}[_LATE]_{user_id}_text.html                     a text entry
+    {name}[_LATE]_{user_id}_link.html                     a website URL
+
+- ``name`` is the student's sortable name ("Müller, Zoë") lowercased with every character that is
+  not a letter, digit or ``_`` removed (``müllerzoë``); Canvas also removes any ``_digits_`` from
+  it, so the first ``_digits_`` field is the user id (Canvas's own feedback re-upload reads the
+  names so). For a group assignment ``name`` is the group's and ``user_id`` the group's
+  representative; with anonymous grading there is no name and the id is ``anon_{anonymous id}``.
+- ``LATE`` marks a submission Canvas counts as late.
+- ``file name`` is the file's name in the student's files, with Canvas's ``-1``, ``-2`` suffix before
+  the extension when the student had uploaded a file of that name before (``attention-1.py``); the
+  characters ``/\\:*?"<>|`` become ``_``.
+
+Each user id is one :class:`~grader.lms.Submission` whose files are named as the student named them
+(suffix removed; of two files that become one name, the newer upload is kept: the higher suffix,
+then the higher attachment id; the other is listed in ``entries`` as not graded). A single uploaded
+``.zip`` is the whole submission (unpacked by the batch). Student id: the folded name and the user id
+(``mullerzoe_12345``, see :func:`grader.lms.names.student_id`).
+
+**Gradebook import** (Canvas guide "How do I import grades in the Gradebook?"; the importer is
+``app/models/gradebook_importer.rb``): see :func:`write_gradebook`.
+"""
 from __future__ import annotations
 
+import csv
+import io
+import re
+from dataclasses import dataclass
 from pathlib import Path
+
+from . import Submission
+from .names import student_id
+from .unpack import JUNK
+
+_DIGITS = re.compile(r"[0-9]+")
+#: Canvas's re-upload suffix: ``base-N`` before an extension as Canvas finds it (Attachment.make_unique_filename).
+_SUFFIX = re.compile(r"^(?P<base>.+?)-(?P<n>[0-9]+)(?P<ext>(?:\.[A-Za-z][A-Za-z0-9]*)*\.[A-Za-z0-9]*)?$")
+#: What Canvas names the page of a text entry and of a website URL.
+_ENTRY_PAGES = ("text.html", "link.html")
+
+
+@dataclass(frozen=True)
+class CanvasFile:
+    """One file of a Canvas download, as its name reads (see the module's docstring)."""
+
+    path: Path
+    name: str  # Canvas's lowercased name ("" with anonymous grading)
+    late: bool
+    user_id: str  # digits, or anon_XXXXX
+    attachment_id: int  # 0 for a text entry or a URL
+    original: str  # the file's name in the student's files (Canvas's -N kept)
+
+    @property
+    def upload(self) -> tuple[str, int]:
+        """``(name as submitted, re-upload number)``: ``attention-1.py`` -> ``("attention.py", 1)``."""
+        match = _SUFFIX.match(self.original) if self.attachment_id else None
+        if not match:
+            return self.original, 0
+        return match["base"] + (match["ext"] or ""), int(match["n"])
+
+
+def parse(path: Path) -> CanvasFile | None:
+    """``path``'s name read as Canvas names downloaded files, or None when it is not one."""
+    parts = path.name.split("_")
+    for i, part in enumerate(parts):
+        if part == "anon" and i + 1 < len(parts) and parts[:i] in ([], ["LATE"]):
+            user, after = "anon_" + parts[i + 1], i + 2
+        elif i >= 1 and _DIGITS.fullmatch(part):
+            user, after = part, i + 1
+        else:
+            continue
+        late = i >= 1 and parts[i - 1] == "LATE"
+        name = "_".join(parts[:i - late])
+        rest = parts[after:]
+        if len(rest) == 1 and rest[0] in _ENTRY_PAGES:
+            return CanvasFile(path, name, late, user, 0, rest[0])
+        if len(rest) >= 2 and _DIGITS.fullmatch(rest[0]) and rest[1:] != [""]:
+            return CanvasFile(path, name, late, user, int(rest[0]), "_".join(rest[1:]))
+        return None  # the first id field decides, as in Canvas's own reader
+    return None
+
+
+def _files(folder: Path) -> tuple[list[CanvasFile], list[str]]:
+    """The Canvas files of ``folder`` and the names of its other (non-junk) entries."""
+    found, other = [], []
+    for entry in sorted(Path(folder).iterdir()):
+        if entry.name.startswith(".") or JUNK.search(entry.name):
+            continue
+        parsed = parse(entry) if entry.is_file() else None
+        if parsed:
+            found.append(parsed)
+        else:
+            other.append(entry.name + ("/" if entry.is_dir() else ""))
+    return found, other
 
 
 def detect(folder: Path) -> str:
-    return ""
+    """Why ``folder`` is a Canvas download (most entries are files named as Canvas names them), or ``""``."""
+    found, other = _files(folder)
+    if not found or len(found) < len(other):
+        return ""
+    ignored = f"; {len(other)} other entries ignored ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''})"
+    return (f"Canvas download: {len(found)} files named name[_LATE]_userid_attachmentid_file"
+            + (ignored if other else ""))
 
 
-def read(folder: Path) -> list:
-    return []
+def read(folder: Path) -> list[Submission]:
+    """One :class:`~grader.lms.Submission` per Canvas user id in ``folder`` (see the module's docstring)."""
+    found, _ = _files(folder)
+    by_user: dict[str, list[CanvasFile]] = {}
+    for f in found:
+        by_user.setdefault(f.user_id, []).append(f)
+    return [_submission(Path(folder), user, files) for user, files in by_user.items()]
+
+
+def _submission(folder: Path, user: str, files: list[CanvasFile]) -> Submission:
+    newest: dict[str, CanvasFile] = {}
+    for f in sorted(files, key=lambda f: (f.upload[1], f.attachment_id)):
+        newest[f.upload[0]] = f  # a later upload of the same name replaces the earlier one
+    kept = sorted(newest.values(), key=lambda f: f.path.name)
+    replaced = [f for f in files if f not in kept]
+    entries = [f.path.name + (f" (as {f.upload[0]})" if f.upload[0] != f.original else "") for f in kept]
+    entries += [f"{f.path.name} (not graded: replaced by a newer upload of {f.upload[0]})" for f in replaced]
+    first = files[0]
+    return Submission(student_id(first.name, user), folder, name=first.name, user_id=user,
+                      late=any(f.late for f in files), layout="canvas", entries=tuple(entries),
+                      files=tuple((name, str(f.path)) for name, f in sorted(newest.items())))

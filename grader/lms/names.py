@@ -1,0 +1,25 @@
+"""Student ids made from what a platform's export says: readable, stable and usable as file names."""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+#: Longest name part of an id (the platform's id follows it).
+MAX_NAME = 60
+
+
+def fold(text: str) -> str:
+    """``text`` lowercased, accents removed, every run of other characters than letters and digits
+    turned into one ``-``: ``"Zoë Müller"`` -> ``"zoe-muller"``, ``"王芳"`` stays ``"王芳"``."""
+    plain = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+    return re.sub(r"[\W_]+", "-", plain.casefold()).strip("-")[:MAX_NAME].strip("-")
+
+
+def student_id(name: str, platform_id: str) -> str:
+    """The id of a student the platform knows as ``name`` with its own id ``platform_id``:
+    ``student_id("müllerzoë", "12345") == "mullerzoe_12345"``; just ``platform_id`` without a name.
+
+    Unique because ``platform_id`` is; stable as long as the platform's name and id are.
+    """
+    name = fold(name)
+    return f"{name}_{platform_id}" if name else platform_id
