@@ -146,8 +146,8 @@ def _copy_folder(source: Path, dest: Path) -> None:
 
 
 def _copy_files(files: tuple[tuple[str, str], ...], dest: Path) -> None:
-    """Gather a platform's loose files (Canvas) into one submission folder: each ``(name, path)`` is
-    copied as ``name``; a submission that is a single ``.zip`` is unpacked instead."""
+    """Gather a platform's loose files (Canvas, Moodle) into one submission folder: each ``(name, path)``
+    is copied as ``name`` (a relative path); a submission that is a single ``.zip`` is unpacked instead."""
     if len(files) == 1 and files[0][0].lower().endswith(".zip"):
         safe_extract(Path(files[0][1]), dest)
         return
@@ -159,6 +159,7 @@ def _copy_files(files: tuple[tuple[str, str], ...], dest: Path) -> None:
             raise RefusedSubmission(f"the submission's files hold more than {MAX_UNZIPPED_BYTES:,} bytes.")
         if Path(path).is_symlink() or not Path(path).is_file():
             raise RefusedSubmission(f"{Path(path).name} is not a plain file; submit plain files.")
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)  # Moodle keeps a submission's sub-folders
         shutil.copyfile(path, dest / name)
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import Submission
-from .names import student_id
+from .names import layout_reason, student_id
 from .unpack import JUNK
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -104,11 +104,7 @@ def _files(folder: Path) -> tuple[list[CanvasFile], list[str]]:
 def detect(folder: Path) -> str:
     """Why ``folder`` is a Canvas download (most entries are files named as Canvas names them), or ``""``."""
     found, other = _files(folder)
-    if not found or len(found) < len(other):
-        return ""
-    ignored = f"; {len(other)} other entries ignored ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''})"
-    return (f"Canvas download: {len(found)} files named name[_LATE]_userid_attachmentid_file"
-            + (ignored if other else ""))
+    return layout_reason("Canvas download, named name[_LATE]_userid_attachmentid_file", len(found), other)
 
 
 def read(folder: Path) -> list[Submission]:

@@ -1,12 +1,88 @@
-"""moodle: being written (issue 12). Until then this layout is never detected."""
+"""Moodle: "Download all submissions" in, the offline grading worksheet out.
+
+**Download all submissions** (an assignment's "View all submissions" page; the names are made by
+``assign::download_submissions`` in ``mod/assign/locallib.php``): one folder per student and
+submission plugin (the default since Moodle 3.1)::
+
+    {Full Name}_{participant id}_assignsubmission_file_/attention.py
+    {Full Name}_{participant id}_assignsubmission_onlinetext_/onlinetext.html
+
+or, with "Download submissions in folders" off (and before 3.1), one flat file per file::
+
+    {Full Name}_{participant id}_assignsubmission_file_attention.py
+
+``Full Name`` has its ``_`` replaced by spaces (so the first ``_digits_`` field is the participant
+id); for a team submission it is ``{group}-{Full Name}``; with anonymous submissions it is
+"Participant". The participant id is the one the grading worksheet's ``Identifier`` column holds
+("Participant 123456"). Every entry of one participant id is one :class:`~grader.lms.Submission`
+(a file folder and an online text folder together, except that a single uploaded ``.zip`` is the
+whole submission); student id: the folded name and the participant
+id (``zoe-muller_123456``, see :func:`grader.lms.names.student_id`). Moodle does not say which
+submissions are late.
+
+**Offline grading worksheet** (feedback plugin "Offline grading worksheet",
+``mod/assign/feedback/offline``): see :func:`write_gradebook`.
+"""
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from . import Submission
+from .names import layout_reason, student_id
+from .unpack import JUNK
+
+_FOLDER = re.compile(r"^(?P<name>[^_]*)_(?P<id>[0-9]+)_(?P<plugin>assignsubmission_[a-z0-9]+)_$")
+_FLAT = re.compile(r"^(?P<name>[^_]*)_(?P<id>[0-9]+)_(?P<plugin>assignsubmission_[a-z0-9]+)_(?P<file>.+)$")
+#: What Moodle writes instead of a name for anonymous submissions (English language pack).
+ANONYMOUS = "Participant"
+
+
+def _entries(folder: Path) -> tuple[list[tuple[re.Match, Path]], list[str]]:
+    """The entries of ``folder`` named as Moodle names them (match, path), and the other (non-junk) names."""
+    found, other = [], []
+    for entry in sorted(Path(folder).iterdir()):
+        if entry.name.startswith(".") or JUNK.search(entry.name):
+            continue
+        match = (_FOLDER if entry.is_dir() else _FLAT).match(entry.name)
+        if match:
+            found.append((match, entry))
+        else:
+            other.append(entry.name + ("/" if entry.is_dir() else ""))
+    return found, other
 
 
 def detect(folder: Path) -> str:
-    return ""
+    """Why ``folder`` is a Moodle download (most entries named ``Full Name_id_assignsubmission_...``), or ``""``."""
+    found, other = _entries(folder)
+    return layout_reason("Moodle download, named Full Name_participantid_assignsubmission_...", len(found), other)
 
 
-def read(folder: Path) -> list:
-    return []
+def read(folder: Path) -> list[Submission]:
+    """One :class:`~grader.lms.Submission` per participant id in ``folder`` (see the module's docstring)."""
+    by_id: dict[str, list[tuple[re.Match, Path]]] = {}
+    for match, path in _entries(folder)[0]:
+        by_id.setdefault(match["id"], []).append((match, path))
+    found = []
+    for participant, entries in by_id.items():
+        name = entries[0][0]["name"].strip()
+        name = "" if name == ANONYMOUS else name
+        uploaded, other = [], []  # the file plugin's files, the other plugins' (online text)
+        for match, path in entries:
+            files = _files(path) if path.is_dir() else [(match["file"], str(path))]
+            (uploaded if match["plugin"] == "assignsubmission_file" else other).extend(files)
+        shown = [p.name + ("/" if p.is_dir() else "") for _, p in entries]
+        if len(uploaded) == 1 and uploaded[0][0].lower().endswith(".zip") and other:
+            shown += [f"{name} (not graded: the uploaded zip is the submission)" for name, _ in other]
+            other = []
+        files = tuple(uploaded + other)
+        problem = "" if files else "the Moodle download holds no file for this student (an empty submission)."
+        found.append(Submission(student_id(name or "participant", participant), Path(folder), problem, name=name, user_id=participant,
+                                layout="moodle", files=files, entries=tuple(shown)))
+    return found
+
+
+def _files(folder: Path) -> list[tuple[str, str]]:
+    """``(name relative to folder, path)`` of every file under ``folder`` (junk left out)."""
+    return [(p.relative_to(folder).as_posix(), str(p)) for p in sorted(folder.rglob("*"))
+            if not p.is_dir() and not JUNK.search(p.relative_to(folder).as_posix())]

@@ -1,4 +1,5 @@
-"""Student ids made from what a platform's export says: readable, stable and usable as file names."""
+"""Names in a platform's export: the student ids made from them (readable, stable, usable as file
+names), and the line that says a folder is named as that platform names its downloads."""
 from __future__ import annotations
 
 import re
@@ -23,3 +24,12 @@ def student_id(name: str, platform_id: str) -> str:
     """
     name = fold(name)
     return f"{name}_{platform_id}" if name else platform_id
+
+
+def layout_reason(what: str, found: int, other: list[str]) -> str:
+    """Why a folder is a platform's download (:func:`detect` of a layout module): ``found`` entries named
+    as ``what`` says, ``other`` the names of the rest; ``""`` unless named entries are the majority."""
+    if not found or found < len(other):
+        return ""
+    shown = ", ".join(other[:3]) + (", ..." if len(other) > 3 else "")
+    return f"{what}: {found} entries" + (f"; {len(other)} other entries ignored ({shown})" if other else "")
