@@ -35,6 +35,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..gradebook import _cell
+from ..report import write_atomic
 from . import Submission
 from .names import layout_reason, student_id
 from .unpack import JUNK
@@ -128,3 +130,58 @@ def _submission(folder: Path, user: str, files: list[CanvasFile]) -> Submission:
     return Submission(student_id(first.name, user), folder, name=first.name, user_id=user,
                       late=any(f.late for f in files), layout="canvas", entries=tuple(entries),
                       files=tuple((name, str(f.path)) for name, f in sorted(newest.items())))
+
+
+#: The columns before the assignment's that Canvas reads to find the student (gradebook_importer.rb).
+GRADEBOOK_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+_ASSIGNMENT = re.compile(r".*\S \([0-9]+\)$")
+
+
+def write_gradebook(rows: list, out: Path, assignment: str) -> tuple[Path | None, list[str]]:
+    """Write ``rows`` (:class:`grader.lms.export.GradeRow`) as a Canvas Gradebook import CSV.
+
+    Columns, as Canvas's own export writes them and its importer reads them: ``Student, ID, SIS User ID,
+    SIS Login ID, Section`` and one assignment column headed ``assignment`` ("Exercise 3 (12345)":
+    Canvas finds the assignment by the id in parentheses; without one, by its title, or it creates a
+    new assignment). A second row ``Points Possible`` gives full marks. Canvas finds a student by ID
+    (the Canvas user id), then SIS User ID, then SIS Login ID, then by name. A blank grade is no grade.
+
+    Canvas would read any other column as one more assignment, so the notes (why a student has no
+    grade, what needs review) go to a file beside ``out``: ``{stem}-notes.csv`` (student, Student, ID,
+    status, note), written only when there is a note (an old one is removed).
+
+    Returns:
+        The notes file (or None) and the warnings to show (an assignment header without an id, rows
+        Canvas can match only by name).
+    """
+    warnings = []
+    if not _ASSIGNMENT.match(assignment):
+        warnings.append(f"--assignment {assignment!r} has no Canvas assignment id in parentheses: Canvas will match "
+                        "it by title or create a new assignment (copy the header from Canvas's gradebook export)")
+    fh = io.StringIO(newline="")
+    writer = csv.writer(fh)
+    writer.writerow([*GRADEBOOK_COLUMNS, assignment])
+    writer.writerow(["Points Possible", "", "", "", "", rows[0].full_marks])
+    by_name = []
+    for r in rows:
+        canvas_id = r.user_id if _DIGITS.fullmatch(r.user_id) else ""
+        if not (canvas_id or r.sis_id or r.login_id):
+            by_name.append(r.student)
+        writer.writerow([_cell(x) for x in (r.name, canvas_id, r.sis_id, r.login_id, r.section)]
+                        + [r.grade])
+    write_atomic(out, fh.getvalue())
+    if by_name:
+        warnings.append(f"{len(by_name)} row(s) have no Canvas ID, SIS User ID or SIS Login ID, so Canvas can match "
+                        f"them only by name (give a --roster): {', '.join(by_name[:10])}")
+    notes = out.with_name(out.stem + "-notes.csv")
+    noted = [r for r in rows if r.note]
+    if not noted:
+        notes.unlink(missing_ok=True)
+        return None, warnings
+    fh = io.StringIO(newline="")
+    writer = csv.writer(fh)
+    writer.writerow(["student", "Student", "ID", "status", "note"])
+    for r in noted:
+        writer.writerow([_cell(x) for x in (r.student, r.name, r.user_id, r.status, r.note)])
+    return write_atomic(notes, fh.getvalue()), warnings
+

@@ -25,9 +25,14 @@ submissions are late.
 """
 from __future__ import annotations
 
+import csv
+import io
 import re
+from datetime import datetime
 from pathlib import Path
 
+from ..gradebook import _cell
+from ..report import write_atomic
 from . import Submission
 from .names import layout_reason, student_id
 from .unpack import JUNK
@@ -86,3 +91,41 @@ def _files(folder: Path) -> list[tuple[str, str]]:
     """``(name relative to folder, path)`` of every file under ``folder`` (junk left out)."""
     return [(p.relative_to(folder).as_posix(), str(p)) for p in sorted(folder.rglob("*"))
             if not p.is_dir() and not JUNK.search(p.relative_to(folder).as_posix())]
+
+
+#: The worksheet's columns: Moodle's own download names them so, and its import reads Identifier,
+#: Grade, Last modified (grade) and Feedback comments (and ignores the others: Grader note is ours).
+WORKSHEET_COLUMNS = ("Identifier", "Full name", "Email address", "Grade", "Maximum grade",
+                     "Last modified (grade)", "Feedback comments", "Grader note")
+
+
+def write_gradebook(rows: list, out: Path, modified: datetime) -> list[str]:
+    """Write ``rows`` (:class:`grader.lms.export.GradeRow`) as Moodle's offline grading worksheet, for
+    the assignment's "Upload grading worksheet".
+
+    Columns :data:`WORKSHEET_COLUMNS`. Moodle finds the student by ``Identifier`` ("Participant"
+    and the participant id). It skips a blank grade, a grade above the assignment's maximum, and a grade
+    changed in Moodle after ``Last modified (grade)`` (here ``modified``, ISO 8601 with its offset)
+    unless "Allow updating records that have been modified more recently in Moodle" is ticked.
+    ``Feedback comments`` (the score in one sentence) becomes the student's feedback; ``Grader note``
+    (why there is no grade, what needs review) is for the instructor only.
+
+    Returns:
+        The warnings to show (rows without a participant id, which Moodle cannot import).
+    """
+    when = modified.isoformat(timespec="seconds")
+    fh = io.StringIO(newline="")
+    writer = csv.writer(fh)
+    writer.writerow(WORKSHEET_COLUMNS)
+    unknown = []
+    for r in rows:
+        participant = r.user_id if re.fullmatch("[0-9]+", r.user_id) else ""
+        if not participant:
+            unknown.append(r.student)
+        writer.writerow([f"Participant {participant}" if participant else "", _cell(r.name), _cell(r.email),
+                         r.grade, r.full_marks, when, _cell(r.feedback), _cell(r.note)])
+    write_atomic(out, fh.getvalue())
+    if unknown:
+        return [f"{len(unknown)} row(s) have no Moodle participant id, so Moodle cannot import them (give a --roster "
+                f"with user_id): {', '.join(unknown[:10])}"]
+    return []

@@ -1,0 +1,207 @@
+"""Gradebooks out (``grader export``): a batch's grades as the CSV a platform imports.
+
+Formats (:data:`FORMATS`): ``canvas`` (:func:`grader.lms.canvas.write_gradebook`), ``moodle``
+(:func:`grader.lms.moodle.write_gradebook`), ``csv`` (the batch's own ``grades.csv``, points per
+check: :meth:`grader.gradebook.Gradebook.write_csv`). A refused submission or a grader error never
+gets a grade (a blank cell, never 0), and the reason is written beside it.
+
+Who a student is comes from the platform's export (stored in the gradebook by ``grader batch``) and,
+where given, from a **roster CSV** (UTF-8, a header row, one row per student; :func:`load_roster`):
+
+=========  ================================================================================
+column     meaning
+=========  ================================================================================
+student    the grader's student id, as in the gradebook and ``students.csv`` (required)
+name       the student's name (Canvas: "Student"; Moodle: "Full name")
+email      e-mail address (Moodle: "Email address")
+sis_id     Canvas: "SIS User ID"
+login_id   Canvas: "SIS Login ID"
+user_id    the platform's id: Canvas "ID" (user id), Moodle participant id ("Participant N")
+section    Canvas: "Section"
+=========  ================================================================================
+
+Besides ``student``, at least one of the others; a cell the roster fills replaces what the export said.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..errors import InputError
+from ..gradebook import Gradebook
+from . import canvas, moodle
+
+FORMATS = ("canvas", "moodle", "csv")
+#: The roster's optional columns (the identifiers of :class:`GradeRow`).
+ROSTER_COLUMNS = ("name", "email", "sis_id", "login_id", "user_id", "section")
+
+
+@dataclass(frozen=True)
+class GradeRow:
+    """One student's line of an exported gradebook.
+
+    Attributes:
+        student: the grader's student id.
+        status: the gradebook's status (``graded``, ``refused``, ``grader_error``).
+        points: points earned on the platform's scale (rounded to 0.01), None when there is no grade.
+        points_possible: full marks on the platform's scale.
+        name, email, sis_id, login_id, user_id, section: who it is (``""`` unknown; see the roster).
+        note: for the instructor: why there is no grade, or why a person should look at it.
+        feedback: for the student: the score in one sentence (``""`` without a grade).
+    """
+
+    student: str
+    status: str
+    points: float | None
+    points_possible: float
+    name: str = ""
+    email: str = ""
+    sis_id: str = ""
+    login_id: str = ""
+    user_id: str = ""
+    section: str = ""
+    note: str = ""
+    feedback: str = ""
+
+    @property
+    def grade(self) -> str:
+        """:attr:`points` as the platforms write points: up to two decimals, no exponent (``""`` none)."""
+        return "" if self.points is None else _number(self.points)
+
+    @property
+    def full_marks(self) -> str:
+        """:attr:`points_possible` written the same way."""
+        return _number(self.points_possible)
+
+
+def _number(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+@dataclass
+class Exported:
+    """What :func:`export` wrote: the file, a notes file beside it (Canvas) and what to tell the user."""
+
+    out: Path
+    rows: int
+    notes: Path | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_roster(path: Path) -> dict[str, dict[str, str]]:
+    """The roster CSV at ``path`` (see the module's docstring): student id -> {column: value}, only
+    the :data:`ROSTER_COLUMNS` it has, values stripped.
+
+    Raises:
+        InputError: unreadable or not UTF-8, no ``student`` column or none of the others, a row
+            without a student id, or a student id twice.
+    """
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            table = list(reader)
+            header = [(h or "").strip() for h in reader.fieldnames or []]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"cannot read the roster {path} ({exc}); give a UTF-8 CSV file") from exc
+    known = [c for c in ROSTER_COLUMNS if c in header]
+    if "student" not in header or not known:
+        raise InputError(f"the roster {path} has the columns {', '.join(header) or '(none)'}; it needs a 'student' "
+                         f"column (the grader's student ids) and at least one of {', '.join(ROSTER_COLUMNS)}")
+    roster: dict[str, dict[str, str]] = {}
+    for line, row in enumerate(table, start=2):
+        row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
+        student = row["student"]
+        if not student:
+            raise InputError(f"the roster {path}, line {line}: no student id; fill the 'student' column or remove the line")
+        if student in roster:
+            raise InputError(f"the roster {path}, line {line}: the student {student!r} is there twice; keep one line")
+        roster[student] = {c: row[c] for c in known}
+    return roster
+
+
+def grade_rows(rows: list[dict], roster: dict[str, dict[str, str]] | None = None,
+               points_possible: float | None = None) -> tuple[list[GradeRow], list[str]]:
+    """The export lines of the gradebook ``rows`` (:meth:`Gradebook.rows`) and the warnings to show.
+
+    Args:
+        rows: the gradebook's rows.
+        roster: :func:`load_roster`'s result; its non-empty cells replace the stored identity.
+        points_possible: full marks on the platform (scores are scaled to it); None: the exercise's.
+    """
+    full = max((r["max_score"] for r in rows if r["result"]), default=0.0)
+    scale = points_possible or full
+    out = []
+    for row in rows:
+        identity = {k: str(row["identity"].get(k) or "") for k in ROSTER_COLUMNS}
+        identity.update({k: v for k, v in (roster or {}).get(row["student"], {}).items() if v})
+        points, note, feedback = None, _note(row), ""
+        if row["status"] == "graded" and full > 0:
+            points = round(row["score"] * scale / full, 2)
+            feedback = f"{_number(points)} of {_number(scale)} points."
+        out.append(GradeRow(row["student"], row["status"], points, scale, note=note, feedback=feedback, **identity))
+    warnings = []
+    if roster is not None:
+        graded = {r["student"] for r in rows}
+        _listed(warnings, [r.student for r in out if r.student not in roster],
+                "of the gradebook are not in the roster (identified from the platform's export only)")
+        _listed(warnings, sorted(set(roster) - graded), "of the roster have no row in the gradebook (not exported)")
+    return out, warnings
+
+
+def _note(row: dict) -> str:
+    if row["status"] == "refused":
+        return f"no grade: the submission was refused: {row['error']}"
+    if row["status"] == "grader_error":
+        return f"no grade: the grader failed (not the student's fault; grade again with --resume): {row['error']}"
+    return f"needs review: {row['needs_review']}" if row["needs_review"] else ""
+
+
+def _listed(warnings: list[str], students: list[str], what: str, limit: int = 10) -> None:
+    if students:
+        shown = ", ".join(students[:limit]) + (", ..." if len(students) > limit else "")
+        warnings.append(f"{len(students)} student(s) {what}: {shown}")
+
+
+def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, assignment: str | None = None,
+           points_possible: float | None = None) -> Exported:
+    """Write the gradebook in folder ``gradebook`` (a batch's ``--out``) to ``out`` in format ``fmt``.
+
+    Args:
+        fmt: one of :data:`FORMATS`.
+        gradebook: the folder holding ``gradebook.sqlite``.
+        out: the CSV file to write (folders created).
+        roster: a roster CSV (canvas and moodle only; see the module's docstring).
+        assignment: canvas only, and required there: the assignment column's header as Canvas's own
+            gradebook export writes it, ``"Exercise 3 (12345)"``.
+        points_possible: canvas and moodle: full marks on the platform (scores are scaled).
+
+    Raises:
+        InputError: an unknown format, no gradebook in ``gradebook``, a bad roster, an option that
+            does not apply to ``fmt``, canvas without ``assignment``, or a gradebook with no student.
+    """
+    if fmt not in FORMATS:
+        raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if fmt != "canvas" and assignment:
+        raise InputError("--assignment is the header of Canvas's assignment column; leave it out for " + fmt)
+    if fmt == "csv" and (roster or points_possible):
+        raise InputError("--roster and --points-possible apply to canvas and moodle; csv writes the gradebook "
+                         "as it is (points per check)")
+    if fmt == "canvas" and not (assignment or "").strip():
+        raise InputError("canvas needs --assignment \"NAME (ID)\": the header of the assignment's column in "
+                         "Canvas's own gradebook export (Grades > Export), e.g. --assignment \"Exercise 3 (12345)\"")
+    people = load_roster(roster) if roster else None
+    with Gradebook.existing(gradebook) as book:
+        if fmt == "csv":
+            book.write_csv(out)
+            return Exported(Path(out), len(book.students()))
+        rows = book.rows()
+    if not rows:
+        raise InputError(f"the gradebook in {gradebook} holds no student yet; run grader batch first")
+    lines, warnings = grade_rows(rows, people, points_possible)
+    if fmt == "canvas":
+        notes, more = canvas.write_gradebook(lines, Path(out), assignment)
+        return Exported(Path(out), len(lines), notes, warnings + more)
+    more = moodle.write_gradebook(lines, Path(out), datetime.now(timezone.utc))
+    return Exported(Path(out), len(lines), None, warnings + more)

@@ -1,0 +1,173 @@
+"""Canvas and Moodle exports in: fixtures laid out as the platforms name their downloads (Canvas's
+ContentZipper: ``name[_LATE]_userid_attachmentid_file``; Moodle's download_submissions:
+``Full Name_participantid_assignsubmission_file_/``), read into the right students, graded end to end,
+and exported back with the platform's ids."""
+import csv
+import shutil
+import zipfile
+
+import pytest
+
+from conftest import ROOT
+from grader import batch
+from grader.lms import canvas, discover, moodle
+from grader.lms.export import export
+
+SOLUTION = ROOT / "solutions" / "exercise3" / "attention.py"
+SKELETON = ROOT / "exercises" / "exercise3" / "skeleton" / "attention.py"
+
+
+def _rows(out):
+    from grader.gradebook import Gradebook
+
+    with Gradebook.existing(out) as book:
+        return {r["student"]: r for r in book.rows()}
+
+
+# ------------------------------------------------------------------------------------------ Canvas
+def _canvas_download(folder):
+    """A Canvas "Download Submissions" folder: four students, as Canvas names the files."""
+    folder.mkdir()
+    shutil.copy(SOLUTION, folder / "müllerzoë_12345_67890_attention.py")  # non-ASCII sortable name
+    shutil.copy(SKELETON, folder / "smithjohn_LATE_23456_78901_attention.py")  # late, nothing done
+    # Jane uploaded attention.py twice in her last attempt: Canvas calls the second attention-1.py.
+    shutil.copy(SKELETON, folder / "doejane_34567_89011_attention.py")
+    shutil.copy(SOLUTION, folder / "doejane_34567_89012_attention-1.py")
+    with zipfile.ZipFile(folder / "leeann_LATE_45678_90123_exercise3.zip", "w") as z:  # a zip is the submission
+        z.write(SOLUTION, "exercise3/attention.py")
+    return folder
+
+
+def test_canvas_file_names_are_read_as_canvas_writes_them(tmp_path):
+    names = {
+        "mullerzoe_12345_67890_attention.py": ("mullerzoe", False, "12345", 67890, "attention.py", "attention.py"),
+        "smithjohn_LATE_23456_78901_attention.py": ("smithjohn", True, "23456", 78901, "attention.py", "attention.py"),
+        "doejane_34567_89012_attention-1.py": ("doejane", False, "34567", 89012, "attention-1.py", "attention.py"),
+        # Underscores are word characters: Canvas keeps them in names and in file names.
+        "de_la_cruzana_45678_1_my_attention.py": ("de_la_cruzana", False, "45678", 1, "my_attention.py",
+                                                  "my_attention.py"),
+        "doejane_34567_text.html": ("doejane", False, "34567", 0, "text.html", "text.html"),
+        "LATE_anon_aB3x9_555_attention.py": ("", True, "anon_aB3x9", 555, "attention.py", "attention.py"),
+        "doejane_34567_89012_data-2.tar.gz": ("doejane", False, "34567", 89012, "data-2.tar.gz", "data.tar.gz"),
+    }
+    for name, want in names.items():
+        f = canvas.parse(tmp_path / name)
+        assert (f.name, f.late, f.user_id, f.attachment_id, f.original, f.upload[0]) == want, name
+    for other in ["Zoë Müller_123456_assignsubmission_file_attention.py", "alice.zip", "notes_1_.py", "12_34_x.py"]:
+        assert canvas.parse(tmp_path / other) is None, other
+
+
+def test_canvas_download_is_detected_and_grouped_by_user(tmp_path):
+    folder = _canvas_download(tmp_path / "canvas")
+    (folder / "README.txt").write_text("downloaded on Monday")
+    found = discover(folder)
+    assert found.layout == "canvas"
+    assert found.reason == ("Canvas download, named name[_LATE]_userid_attachmentid_file: 5 entries; "
+                            "1 other entries ignored (README.txt)")
+    subs = {s.student: s for s in found.submissions}
+    assert sorted(subs) == ["doejane_34567", "leeann_45678", "mullerzoe_12345", "smithjohn_23456"]
+    zoe, jane, lee = subs["mullerzoe_12345"], subs["doejane_34567"], subs["leeann_45678"]
+    assert (zoe.name, zoe.user_id, zoe.late, zoe.layout) == ("müllerzoë", "12345", False, "canvas")
+    assert subs["smithjohn_23456"].late and lee.late
+    assert jane.files == (("attention.py", str(folder / "doejane_34567_89012_attention-1.py")),)
+    assert jane.entries == ("doejane_34567_89012_attention-1.py (as attention.py)",
+                            "doejane_34567_89011_attention.py (not graded: replaced by a newer upload of attention.py)")
+    assert lee.files == (("exercise3.zip", str(folder / "leeann_LATE_45678_90123_exercise3.zip")),)
+
+
+@pytest.fixture(scope="module")
+def canvas_batch(tmp_path_factory):
+    base = tmp_path_factory.mktemp("canvas")
+    folder = _canvas_download(base / "download")
+    with zipfile.ZipFile(base / "submissions.zip", "w") as z:  # the download as Canvas serves it
+        for path in folder.iterdir():
+            z.write(path, path.name)
+    batch.run("exercise3", base / "submissions.zip", base / "out", jobs=1, seed=5)
+    return base / "out"
+
+
+def test_canvas_download_graded_end_to_end(canvas_batch):
+    rows = _rows(canvas_batch)
+    scores = {s: (r["status"], r["score"], r["identity"]["late"], r["identity"]["user_id"]) for s, r in rows.items()}
+    assert scores == {"mullerzoe_12345": ("graded", 24, False, "12345"),
+                      "smithjohn_23456": ("graded", 0, True, "23456"),
+                      "doejane_34567": ("graded", 24, False, "34567"),  # the newer upload, not the skeleton
+                      "leeann_45678": ("graded", 24, True, "45678")}
+    with open(canvas_batch / "students.csv", newline="", encoding="utf-8") as fh:
+        mapping = {r["student"]: r for r in csv.DictReader(fh)}
+    assert mapping["mullerzoe_12345"]["name"] == "müllerzoë" and mapping["smithjohn_23456"]["late"] == "late"
+
+
+def test_canvas_export_of_a_canvas_download_carries_the_canvas_ids(canvas_batch, tmp_path):
+    done = export("canvas", canvas_batch, tmp_path / "canvas.csv", assignment="Exercise 3 (777)")
+    with open(done.out, newline="", encoding="utf-8") as fh:
+        table = list(csv.reader(fh))
+    assert table[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Exercise 3 (777)"]
+    assert table[1] == ["Points Possible", "", "", "", "", "24"]
+    assert table[2:] == [["doejane", "34567", "", "", "", "24"], ["leeann", "45678", "", "", "", "24"],
+                         ["müllerzoë", "12345", "", "", "", "24"], ["smithjohn", "23456", "", "", "", "0"]]
+    assert done.notes is None and done.warnings == []
+
+
+# ------------------------------------------------------------------------------------------ Moodle
+def test_moodle_flat_files_of_older_downloads_are_read(tmp_path):
+    folder = tmp_path / "moodle"
+    folder.mkdir()
+    shutil.copy(SOLUTION, folder / "Zoë Müller_123456_assignsubmission_file_attention.py")
+    (folder / "Zoë Müller_123456_assignsubmission_onlinetext_onlinetext.html").write_text("<p>hi</p>")
+    (folder / "Participant_777_assignsubmission_file_attention.py").write_text("x = 1\n")  # anonymous
+    found = discover(folder)
+    assert found.layout == "moodle"
+    subs = {s.student: s for s in found.submissions}
+    assert sorted(subs) == ["participant_777", "zoe-muller_123456"]
+    zoe = subs["zoe-muller_123456"]
+    assert (zoe.name, zoe.user_id, zoe.layout, zoe.late) == ("Zoë Müller", "123456", "moodle", False)
+    assert [name for name, _ in zoe.files] == ["attention.py", "onlinetext.html"]
+    assert (subs["participant_777"].name, subs["participant_777"].user_id) == ("", "777")
+
+
+def test_moodle_empty_submission_folder_is_refused_not_graded_as_the_whole_export(tmp_path):
+    folder = tmp_path / "moodle"
+    (folder / "Ana Lima_345678_assignsubmission_file_").mkdir(parents=True)
+    (sub,) = moodle.read(folder)
+    assert sub.student == "ana-lima_345678" and sub.files == ()
+    assert sub.problem == "the Moodle download holds no file for this student (an empty submission)."
+
+
+@pytest.fixture(scope="module")
+def moodle_batch(tmp_path_factory):
+    """A Moodle "Download all submissions" zip (folders, the default since Moodle 3.1), graded."""
+    base = tmp_path_factory.mktemp("moodle")
+    with zipfile.ZipFile(base / "Course-Assignment 3-42.zip", "w") as z:
+        z.write(SOLUTION, "Zoë Müller_123456_assignsubmission_file_/attention.py")
+        z.writestr("Zoë Müller_123456_assignsubmission_onlinetext_/onlinetext.html", "<p>done</p>")
+        z.write(SKELETON, "Bob Stone_234567_assignsubmission_file_/exercise3/attention.py")
+        inner = base / "work.zip"
+        with zipfile.ZipFile(inner, "w") as w:
+            w.write(SOLUTION, "attention.py")
+        z.write(inner, "Ana Lima_345678_assignsubmission_file_/work.zip")
+        z.writestr("Ana Lima_345678_assignsubmission_onlinetext_/onlinetext.html", "<p>zip attached</p>")
+    batch.run("exercise3", base / "Course-Assignment 3-42.zip", base / "out", jobs=1, seed=6)
+    return base / "out"
+
+
+def test_moodle_download_graded_end_to_end(moodle_batch):
+    rows = _rows(moodle_batch)
+    got = {s: (r["status"], r["score"], r["identity"]["name"], r["identity"]["user_id"]) for s, r in rows.items()}
+    assert got == {"zoe-muller_123456": ("graded", 24, "Zoë Müller", "123456"),
+                   "bob-stone_234567": ("graded", 0, "Bob Stone", "234567"),
+                   "ana-lima_345678": ("graded", 24, "Ana Lima", "345678")}
+    assert rows["ana-lima_345678"]["identity"]["entries"] == [
+        "Ana Lima_345678_assignsubmission_file_/", "Ana Lima_345678_assignsubmission_onlinetext_/",
+        "onlinetext.html (not graded: the uploaded zip is the submission)"]
+
+
+def test_moodle_export_of_a_moodle_download_carries_the_participant_ids(moodle_batch, tmp_path):
+    done = export("moodle", moodle_batch, tmp_path / "worksheet.csv")
+    with open(done.out, newline="", encoding="utf-8") as fh:
+        table = {r["Identifier"]: r for r in csv.DictReader(fh)}
+    assert sorted(table) == ["Participant 123456", "Participant 234567", "Participant 345678"]
+    zoe = table["Participant 123456"]
+    assert (zoe["Full name"], zoe["Grade"], zoe["Maximum grade"], zoe["Feedback comments"]) == (
+        "Zoë Müller", "24", "24", "24 of 24 points.")
+    assert table["Participant 234567"]["Grade"] == "0" and done.warnings == []
