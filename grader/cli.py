@@ -156,6 +156,36 @@ def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_uniso
     click.echo(f"Gradebook: {book.path}\nGrades: {out / 'grades.csv'}\nOverview: {out / 'index.html'}")
 
 
+@main.command("export")
+@click.argument("format", metavar="FORMAT")
+@click.option("--gradebook", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The --out folder of a `grader batch` run (it holds gradebook.sqlite).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The CSV file to write.")
+@click.option("--roster", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="CSV: student, and any of name, email, sis_id, login_id, user_id, section (fills identifiers).")
+@click.option("--assignment", default=None,
+              help='canvas: the assignment column\'s header in Canvas\'s gradebook export, e.g. "Exercise 3 (12345)".')
+@click.option("--points-possible", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="canvas, moodle: full marks of the assignment on the platform (scores are scaled) "
+                   "[default: the exercise's points].")
+def export_command(format, gradebook, out, roster, assignment, points_possible):
+    """Write a batch's grades as FORMAT: canvas (Gradebook import CSV), moodle (offline grading
+    worksheet) or csv (points per check, as grades.csv).
+
+    Refused submissions and grader errors get no grade (blank, never 0); the reason is in the
+    worksheet's Grader note (moodle) or in OUT's -notes.csv beside it (canvas).
+    Example: grader export canvas --gradebook reports/exercise3 --out canvas.csv --assignment "Exercise 3 (12345)"
+    """
+    from .lms import export
+
+    done = export.export(format, gradebook, out, roster=roster, assignment=assignment,
+                         points_possible=points_possible)
+    for warning in done.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    click.echo(f"{format}: {done.rows} student(s) written to {done.out}"
+               + (f"; notes (no grade, needs review) in {done.notes}" if done.notes else ""))
+
+
 @main.command("release")
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--exercise", "only", multiple=True, help="Include only this exercise (repeatable).")

@@ -89,7 +89,8 @@ class Gradebook:
             with contextlib.closing(db):
                 meta = dict(db.execute("SELECT key, value FROM meta"))
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"{path} is not a gradebook ({exc}); give the --out folder of a `grader batch` run") from exc
+            raise InputError(f"{path} is not a gradebook ({exc}); give the --out folder of a `grader batch` "
+                             "run") from exc
         if "exercise" not in meta or "seed" not in meta:
             raise InputError(f"{path} is not a gradebook (no exercise or seed recorded)")
         return cls(path, meta["exercise"], int(meta["seed"]))

@@ -144,7 +144,8 @@ def write_gradebook(rows: list, out: Path, assignment: str) -> tuple[Path | None
     SIS Login ID, Section`` and one assignment column headed ``assignment`` ("Exercise 3 (12345)":
     Canvas finds the assignment by the id in parentheses; without one, by its title, or it creates a
     new assignment). A second row ``Points Possible`` gives full marks. Canvas finds a student by ID
-    (the Canvas user id), then SIS User ID, then SIS Login ID, then by name. A blank grade is no grade.
+    (the Canvas user id), then SIS User ID, then SIS Login ID, then by name (``Student``: the name, or
+    the grader's student id when none is known). A blank grade is no grade.
 
     Canvas would read any other column as one more assignment, so the notes (why a student has no
     grade, what needs review) go to a file beside ``out``: ``{stem}-notes.csv`` (student, Student, ID,
@@ -167,7 +168,7 @@ def write_gradebook(rows: list, out: Path, assignment: str) -> tuple[Path | None
         canvas_id = r.user_id if _DIGITS.fullmatch(r.user_id) else ""
         if not (canvas_id or r.sis_id or r.login_id):
             by_name.append(r.student)
-        writer.writerow([_cell(x) for x in (r.name, canvas_id, r.sis_id, r.login_id, r.section)]
+        writer.writerow([_cell(x) for x in (r.name or r.student, canvas_id, r.sis_id, r.login_id, r.section)]
                         + [r.grade])
     write_atomic(out, fh.getvalue())
     if by_name:

@@ -114,7 +114,8 @@ def load_roster(path: Path) -> dict[str, dict[str, str]]:
         row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
         student = row["student"]
         if not student:
-            raise InputError(f"the roster {path}, line {line}: no student id; fill the 'student' column or remove the line")
+            raise InputError(f"the roster {path}, line {line}: no student id; fill the 'student' column or remove "
+                             "the line")
         if student in roster:
             raise InputError(f"the roster {path}, line {line}: the student {student!r} is there twice; keep one line")
         roster[student] = {c: row[c] for c in known}

@@ -1,12 +1,323 @@
-"""gradescope: being written (issue 12). Until then this layout is never detected."""
+"""Gradescope: its "Export Submissions" download in (:func:`detect`, :func:`read`), its
+autograder's ``results.json`` out (:func:`results_json`).
+
+The export is a folder ``assignment_NNN_export/`` (or its zip, which :func:`grader.lms.opened`
+unpacks) holding one folder ``submission_NNN/`` per submission, with the student's files as
+uploaded (maybe nested: :func:`grader.lms.unpack.locate` finds them), and
+``submission_metadata.yml``. Gradescope writes that file from Ruby, so its keys are Ruby
+symbols (``:submitters:``, loaded by YAML as strings starting with a colon)::
+
+    submission_111:
+      :submitters:
+      - :name: Zoë Müller
+        :sid: '12345'
+        :email: zoe@uni.example
+      :created_at: 2026-11-02 21:53:23.371634000 -07:00
+      :score: 18.5
+      :history: []
+
+(Gradescope documents no schema; this is the form that the public tools reading these exports
+expect: one entry per submission folder, each with its list of submitters.) The file is read with
+:class:`MetadataLoader`, PyYAML's safe loader that also reads Ruby's ``!ruby/...`` tags as plain
+data, so nothing in it can build an object.
+"""
 from __future__ import annotations
 
+import ast
+import functools
+import html
+import re
+from collections import Counter
 from pathlib import Path
+
+import yaml
+
+from ..errors import InputError
+from ..results import CheckResult, SubmissionResult
+from ..sandbox.container import CONTAINER
+from . import MAX_ID, Submission
+from .unpack import JUNK
+
+#: The export's metadata file, beside the ``submission_NNN/`` folders.
+METADATA = "submission_metadata.yml"
+#: Gradescope's visibility settings of a test (autograder docs, "Controlling Test Case Visibility").
+VISIBILITIES = ("visible", "after_published", "after_due_date", "hidden")
+#: Visibility of the hidden checks' tests by default: shown once the instructor publishes the grades
+#: (``hidden`` would keep them from students for good, and their total with them).
+HIDDEN_VISIBILITY = "after_published"
+_WHEN = {"after_published": "once the grades are published", "after_due_date": "after the due date",
+         "hidden": "to the course staff only"}
+
+
+# ------------------------------------------------------------------------------ the export in
+class MetadataLoader(yaml.SafeLoader):
+    """:class:`yaml.SafeLoader` that also reads the tags of a Ruby YAML dump as plain data: a
+    ``!ruby/object:BigDecimal 18:0.185e2`` score as the float 18.5, any other ``!ruby/...`` node as
+    the string, list or mapping it holds. Like ``yaml.safe_load``, it never builds an object."""
+
+
+def _ruby_node(loader: MetadataLoader, suffix: str, node: yaml.Node):
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+        if suffix == "object:BigDecimal":  # Ruby's BigDecimal#_dump: "precision:digits"
+            try:
+                return float(value.rpartition(":")[2])
+            except ValueError:
+                return value
+        return value
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)
+
+
+MetadataLoader.add_multi_constructor("!ruby/", _ruby_node)
+
+
+def export_root(folder: Path) -> Path | None:
+    """The export folder: ``folder`` itself when it holds :data:`METADATA`, or the one folder it
+    holds (``assignment_NNN_export/``) when that does; None otherwise."""
+    folder = Path(folder)
+    if (folder / METADATA).is_file():
+        return folder
+    entries = [e for e in folder.iterdir() if not e.name.startswith(".") and not JUNK.search(e.name)]
+    if len(entries) == 1 and entries[0].is_dir() and (entries[0] / METADATA).is_file():
+        return entries[0]
+    return None
 
 
 def detect(folder: Path) -> str:
-    return ""
+    """Why ``folder`` is a Gradescope export (it, or its only sub-folder, holds :data:`METADATA`), or ``""``."""
+    root = export_root(folder)
+    if root is None:
+        return ""
+    return f"Gradescope export: {'' if root == Path(folder) else root.name + '/'}{METADATA}"
 
 
-def read(folder: Path) -> list:
-    return []
+def load_metadata(path: Path) -> dict[str, dict]:
+    """``submission_metadata.yml`` as ``{folder name: entry}``, the symbols' colons dropped from every
+    key (``:submitters:`` -> ``submitters``), so ``entry["submitters"][0]["sid"]``.
+
+    Raises:
+        InputError: the file is not YAML, or not a mapping of submission folders.
+    """
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=MetadataLoader)  # noqa: S506 - safe loader
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot read {path.name} of the Gradescope export ({exc}); download the export again "
+                         "from Gradescope (Assignment > Review Grades > Export Submissions)") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError(f"{path.name} of the Gradescope export holds a {type(data).__name__}, not one entry per "
+                         "submission folder; download the export again from Gradescope")
+    return {str(folder): _plain(entry) for folder, entry in data.items() if isinstance(entry, dict)}
+
+
+def _plain(value):
+    """``value`` with a Ruby symbol's leading colon dropped from every mapping key, recursively."""
+    if isinstance(value, dict):
+        return {str(k).lstrip(":"): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def read(folder: Path) -> list[Submission]:
+    """Every ``submission_NNN/`` folder of the export in (or under) ``folder``, named by its first
+    submitter (:func:`student_ids`); name, email and SIS id from the metadata (a group keeps every
+    submitter's name, ``; ``-separated, and its first submitter's email and SIS id), ``user_id`` the
+    Gradescope submission id, ``late`` when the entry says ``:late: true`` (the exports seen carry
+    no due date, so usually never). A folder missing from the metadata keeps its folder name as
+    its id, and its entry in the id mapping says so."""
+    folder = Path(folder)
+    root = export_root(folder)
+    if root is None:
+        return []
+    metadata = load_metadata(root / METADATA)
+    prefix = "" if root == folder else root.name + "/"
+    folders = sorted(e.name for e in root.iterdir()
+                     if e.is_dir() and not e.name.startswith(".") and not JUNK.search(e.name))
+    listed = {name: metadata[name] for name in folders if name in metadata}
+    ids = student_ids(listed)
+    found = []
+    for name in folders:
+        number = name.removeprefix("submission_")
+        entry = listed.get(name)
+        if entry is None:
+            found.append(Submission(name, root / name, user_id=number, layout="gradescope",
+                                    entries=(f"{prefix}{name}/ (not in {METADATA})",)))
+            continue
+        people = _submitters(entry)
+        first = people[0] if people else {}
+        found.append(Submission(
+            ids[name], root / name, name="; ".join(str(p.get("name") or "") for p in people if p.get("name")),
+            email=str(first.get("email") or ""), sis_id=str(first.get("sid") or ""), user_id=number,
+            late=entry.get("late") is True, layout="gradescope", entries=(f"{prefix}{name}/",)))
+    return found
+
+
+def _submitters(entry: dict) -> list[dict]:
+    people = entry.get("submitters")
+    return [p for p in people if isinstance(p, dict)] if isinstance(people, list) else []
+
+
+def _file_name(text) -> str:
+    """``text`` as a file name: runs of characters other than letters, digits, ``.@+-`` become ``_``."""
+    return re.sub(r"[^\w.@+-]+", "_", str(text or "").strip()).strip("._")[:MAX_ID]
+
+
+def student_ids(listed: dict[str, dict]) -> dict[str, str]:
+    """``{folder: student id}`` for the metadata entries ``listed``, from each first submitter: the
+    SID when there is one (readable, stable across resubmissions, what a gradebook is keyed by),
+    else the local part of the email, else the whole email when two students share that local part,
+    else the folder name. Each made a file name (:func:`_file_name`)."""
+    parts = {}
+    for folder, entry in listed.items():
+        first = (_submitters(entry) or [{}])[0]
+        email = str(first.get("email") or "")
+        parts[folder] = (_file_name(first.get("sid")), _file_name(email.partition("@")[0]), _file_name(email))
+    shared = Counter(local.casefold() for sid, local, _ in parts.values() if not sid and local)
+    return {folder: sid or (local if shared[local.casefold()] == 1 else email) or folder
+            for folder, (sid, local, email) in parts.items()}
+
+
+# ------------------------------------------------------------------------------ results.json out
+def results_json(result: SubmissionResult, *, hidden_visibility: str = HIDDEN_VISIBILITY) -> dict:
+    """Gradescope's autograder ``results.json`` for one graded submission.
+
+    Format (Gradescope autograder docs, "Autograder Specifications"): ``{"score", "execution_time"
+    (seconds), "output", "output_format", "tests": [{"name", "score", "max_score", "status", "output",
+    "tags", "visibility", "extra_data"}]}``. Per test:
+
+    - ``status``: ``passed`` or ``failed``, the two Gradescope knows; set explicitly, so a failed
+      check worth 0 points (a gate such as "the module loads") shows as failed;
+    - ``output``: says which of failed, skipped (a check it depends on did not pass) and grader error
+      (never the student's fault) it was, with the feedback, the likely mistake and the hint;
+    - ``tags``: the function or component the check tests (:func:`check_tags`);
+    - ``visibility``: ``visible`` for public checks, ``hidden_visibility`` for hidden ones.
+
+    The top-level ``output`` is written for students (:func:`student_output`).
+
+    Raises:
+        ValueError: ``hidden_visibility`` is not one of :data:`VISIBILITIES`.
+    """
+    if hidden_visibility not in VISIBILITIES:
+        raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, got {hidden_visibility!r}")
+    contract = contract_names(result.exercise)
+    tests = [{"name": f"{c.description} [{c.name}]", "score": c.points, "max_score": c.max_points,
+              "status": "passed" if _passed(c) else "failed", "output": check_output(c),
+              "tags": check_tags(c.name, contract), "visibility": hidden_visibility if c.hidden else "visible",
+              "extra_data": {"check": c.name, "status": c.status}}
+             for c in result.checks]
+    return {"score": round(result.score, 6), "execution_time": round(result.duration, 2),
+            "output": student_output(result, hidden_visibility), "output_format": "simple_format",
+            "tests": tests}
+
+
+def _passed(check: CheckResult) -> bool:
+    return check.status == "passed" if check.override is None else check.points >= check.max_points
+
+
+def check_output(check: CheckResult) -> str:
+    """What a test's ``output`` says: how the check ended, then its feedback, likely mistake, hint
+    and the instructor's comment (plain text; Gradescope shows it in a ``<pre>``)."""
+    lines = {"passed": [check.feedback] if check.feedback else [],
+             "failed": [f"Failed: {check.feedback or 'the check did not pass.'}"],
+             "skipped": [f"Skipped, no points yet: {check.feedback}. It runs once that check passes."],
+             "error": ["Grader error: this is not your fault, and the course staff will look at it "
+                       f"(your score may change). {check.feedback}"]}[check.status]
+    if check.diagnosis:
+        lines.append(f"Likely mistake: {check.diagnosis}")
+    if check.status == "failed" and check.hint:
+        lines.append(f"{'General hint' if check.diagnosis else 'Hint'}: {check.hint}")
+    if check.override is not None:
+        lines.append(f"Instructor ({check.points:g}/{check.max_points:g} points): {check.override.get('comment', '')}")
+    return "\n".join(lines)
+
+
+def student_output(result: SubmissionResult, hidden_visibility: str = HIDDEN_VISIBILITY) -> str:
+    """The top-level ``output``, for the student: the score (only the public checks' while the hidden
+    ones are not shown yet), what the checks did, the seed to reproduce them, how the code was kept
+    apart (never the sandbox's internals), notes and review flags. HTML-escaped, one line per
+    line (Gradescope's ``simple_format`` turns newlines into line breaks)."""
+    checks = result.checks
+    held_back = [c for c in checks if c.hidden and hidden_visibility != "visible"]
+    shown = [c for c in checks if c not in held_back]
+    count = Counter(c.status for c in shown)  # how hidden checks ended is theirs to show
+    if held_back:
+        lines = [f"Public checks: {sum(c.points for c in shown):g} / {sum(c.max_points for c in shown):g} points. "
+                 f"The {len(held_back)} hidden checks ({sum(c.max_points for c in held_back):g} points) and your "
+                 f"total are shown {_WHEN[hidden_visibility]}."]
+    else:
+        lines = [f"Score: {result.score:g} / {result.max_score:g} points."]
+    tally = f"{'Public checks' if held_back else 'Checks'}: {count['passed']} passed, {count['failed']} failed"
+    if count["skipped"]:
+        tally += f", {count['skipped']} skipped (a check they depend on did not pass)"
+    if count["error"]:
+        tally += f", {count['error']} grader error(s) (not your fault: the course staff will look at them)"
+    lines.append(tally + ".")
+    lines.append(f"Seed {result.seed}: the randomised checks drew their inputs from it; "
+                 f"`grade {result.exercise} --seed {result.seed}` repeats the public ones on your machine.")
+    lines.append(_kept_apart(result.isolation))
+    lines += [f"Note: {note}" for note in result.notes]
+    if result.needs_review:
+        lines.append("A person will review this grade: " + "; ".join(result.needs_review))
+    return "\n".join(html.escape(line, quote=False) for line in lines)
+
+
+def _kept_apart(isolation: str) -> str:
+    """One line for students on how their code ran, from a result's ``isolation`` (no internals)."""
+    if isolation.startswith(CONTAINER):
+        return ("Your code ran in a throwaway container of its own, in a separate process with CPU, memory and "
+                "time limits; it never ran inside the grader.")
+    if isolation.startswith("bubblewrap"):
+        return ("Your code ran in a sandbox: a separate process with no network, a read-only system and CPU, "
+                "memory and time limits; it never ran inside the grader.")
+    return "Your code ran in a separate process with CPU, memory and time limits; it never ran inside the grader."
+
+
+# ------------------------------------------------------------------------------ tags
+@functools.lru_cache(maxsize=8)
+def contract_names(exercise: str) -> tuple[str, ...]:
+    """The names a submission of ``exercise`` defines, then its files: the top-level functions and
+    classes of the skeleton's Python files (``softmax``, ``multi_head_attention``, ``Block``, ...),
+    then the exercise's files (``attention.py``). Empty when the exercise is not installed here."""
+    from .. import exercises
+
+    try:
+        ex = exercises.load(exercise)
+    except Exception:  # noqa: BLE001 - tags are a convenience; a result still renders without them
+        return ()
+    names = []
+    for path in sorted(ex.skeleton.glob("*.py")):
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        names += [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                  and not node.name.startswith("_")]
+    return tuple(names) + tuple(ex.files)
+
+
+def check_tags(check: str, contract: tuple[str, ...]) -> list[str]:
+    """The tag of a check (Gradescope's ``tags``): the function or class of ``contract`` that the check's
+    name (``test_`` and its ``[case]`` dropped) starts with, as itself, by its initials or by its last
+    word, the longest first: ``test_layer_norm_matches_torch`` -> ``layer_norm``, ``test_mha_parity[...]``
+    -> ``multi_head_attention``, ``test_block_shape`` -> ``transformer_block``, ``test_block_prenorm`` ->
+    ``Block``; or the file whose stem it starts with (``test_report_file`` -> ``report.md``). A check of
+    none in particular (the module loads, its imports) gets the exercise's first file
+    (``attention.py``); without a contract, the first word of the name."""
+    stem = check.split("[", 1)[0].removeprefix("test_")
+    aliases = []
+    for name in contract:
+        if "." in name:  # a file, by its stem: test_report_file -> report.md
+            aliases.append((name.rsplit(".", 1)[0].lower(), name))
+            continue
+        snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+        words = snake.split("_")
+        aliases += [(snake, name)] + ([("".join(w[0] for w in words), name), (words[-1], name)] if len(words) > 1 else [])
+    for alias, name in sorted(aliases, key=lambda pair: -len(pair[0])):
+        if stem == alias or stem.startswith(alias + "_"):
+            return [name]
+    files = [name for name in contract if "." in name]
+    return [files[0] if files else stem.split("_")[0]]

@@ -82,8 +82,8 @@ def read(folder: Path) -> list[Submission]:
             other = []
         files = tuple(uploaded + other)
         problem = "" if files else "the Moodle download holds no file for this student (an empty submission)."
-        found.append(Submission(student_id(name or "participant", participant), Path(folder), problem, name=name, user_id=participant,
-                                layout="moodle", files=files, entries=tuple(shown)))
+        found.append(Submission(student_id(name or "participant", participant), Path(folder), problem, name=name,
+                                user_id=participant, layout="moodle", files=files, entries=tuple(shown)))
     return found
 
 
@@ -104,9 +104,10 @@ def write_gradebook(rows: list, out: Path, modified: datetime) -> list[str]:
     the assignment's "Upload grading worksheet".
 
     Columns :data:`WORKSHEET_COLUMNS`. Moodle finds the student by ``Identifier`` ("Participant"
-    and the participant id). It skips a blank grade, a grade above the assignment's maximum, and a grade
-    changed in Moodle after ``Last modified (grade)`` (here ``modified``, ISO 8601 with its offset)
-    unless "Allow updating records that have been modified more recently in Moodle" is ticked.
+    and the participant id); ``Full name`` is the name, or the grader's student id when none is known.
+    Moodle skips a blank grade, a grade above the assignment's maximum, and a grade changed in Moodle
+    after ``Last modified (grade)`` (here ``modified``, ISO 8601 with its offset) unless "Allow
+    updating records that have been modified more recently in Moodle" is ticked.
     ``Feedback comments`` (the score in one sentence) becomes the student's feedback; ``Grader note``
     (why there is no grade, what needs review) is for the instructor only.
 
@@ -122,8 +123,8 @@ def write_gradebook(rows: list, out: Path, modified: datetime) -> list[str]:
         participant = r.user_id if re.fullmatch("[0-9]+", r.user_id) else ""
         if not participant:
             unknown.append(r.student)
-        writer.writerow([f"Participant {participant}" if participant else "", _cell(r.name), _cell(r.email),
-                         r.grade, r.full_marks, when, _cell(r.feedback), _cell(r.note)])
+        writer.writerow([f"Participant {participant}" if participant else "", _cell(r.name or r.student),
+                         _cell(r.email), r.grade, r.full_marks, when, _cell(r.feedback), _cell(r.note)])
     write_atomic(out, fh.getvalue())
     if unknown:
         return [f"{len(unknown)} row(s) have no Moodle participant id, so Moodle cannot import them (give a --roster "

@@ -1,0 +1,163 @@
+"""grader export: a batch's gradebook as Canvas's Gradebook import CSV, Moodle's offline grading
+worksheet and grades.csv, with a roster for a gradebook that has no platform identities (the folders
+layout); refused and grader-error students are blank, never 0, with the reason beside."""
+import csv
+import shutil
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROOT
+from grader import batch
+from grader.cli import main
+from grader.gradebook import Gradebook
+
+SOLUTION = ROOT / "solutions" / "exercise3" / "attention.py"
+SKELETON = ROOT / "exercises" / "exercise3" / "skeleton" / "attention.py"
+CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Exercise 3 (12345)"]
+MOODLE_HEADER = ["Identifier", "Full name", "Email address", "Grade", "Maximum grade", "Last modified (grade)",
+                 "Feedback comments", "Grader note"]
+
+
+@pytest.fixture(scope="module")
+def gradebook(tmp_path_factory):
+    """A folders-layout batch (no platform identities): alice correct, bob the skeleton, carol's zip
+    unreadable (refused); dan's row records a grader error as the batch records one."""
+    subs = tmp_path_factory.mktemp("subs")
+    out = tmp_path_factory.mktemp("out")
+    for student, source in (("alice", SOLUTION), ("bob", SKELETON)):
+        (subs / student).mkdir()
+        shutil.copy(source, subs / student / "attention.py")
+    (subs / "carol.zip").write_bytes(b"this is not a zip")
+    batch.run("exercise3", subs, out, jobs=1, seed=7)
+    with Gradebook.existing(out) as book:
+        book.record("dan", "grader_error", error="BrokenProcessPool: the grading worker died twice", max_score=24,
+                    identity={})
+    return out
+
+
+@pytest.fixture()
+def roster(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text("\ufeffstudent,name,email,sis_id,login_id,user_id,section\n"  # Excel's BOM
+                    "alice,\"Liddell, Alice\",alice@uni.example,S001,aliddell,1001,Group A\n"
+                    "bob,\"Stone, Bob\",bob@uni.example,S002,bstone,1002,Group B\n"
+                    "carol,\"Ng, Carol\",carol@uni.example,S003,cng,1003,Group A\n"
+                    "erin,\"Wu, Erin\",erin@uni.example,S005,ewu,1005,Group B\n", encoding="utf-8")
+    return path
+
+
+def _table(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def _export(*args):
+    return CliRunner().invoke(main, ["export", *map(str, args)])
+
+
+def test_grades_csv_leaves_refused_and_errored_scores_blank(gradebook):
+    with open(gradebook / "grades.csv", newline="") as fh:
+        rows = {r["student"]: r for r in csv.DictReader(fh)}
+    assert (rows["alice"]["score"], rows["bob"]["score"], rows["carol"]["score"]) == ("24", "0", "")
+    assert rows["carol"]["status"] == "refused" and "not a readable zip" in rows["carol"]["error"]
+
+
+def test_csv_export_is_the_gradebook_per_check(gradebook, tmp_path):
+    result = _export("csv", "--gradebook", gradebook, "--out", tmp_path / "grades.csv")
+    assert result.exit_code == 0, result.output
+    table = {r[0]: r for r in _table(tmp_path / "grades.csv")}
+    header = table["student"]
+    assert header[:3] == ["student", "score", "max_score"] and header[-3:] == ["needs_review", "error", "status"]
+    assert len(header) == 3 + 31 + 3  # exercise 3's 31 checks
+    assert (table["alice"][1], table["bob"][1], table["carol"][1], table["dan"][1]) == ("24", "0", "", "")
+    assert table["dan"][-1] == "grader_error" and table["dan"][-2].startswith("BrokenProcessPool")
+
+
+def test_canvas_export_with_roster_has_canvas_columns_and_notes_beside(gradebook, roster, tmp_path):
+    out = tmp_path / "canvas.csv"
+    result = _export("canvas", "--gradebook", gradebook, "--out", out, "--roster", roster,
+                     "--assignment", "Exercise 3 (12345)")
+    assert result.exit_code == 0, result.output
+    assert _table(out) == [
+        CANVAS_HEADER,
+        ["Points Possible", "", "", "", "", "24"],
+        ["Liddell, Alice", "1001", "S001", "aliddell", "Group A", "24"],
+        ["Stone, Bob", "1002", "S002", "bstone", "Group B", "0"],
+        ["Ng, Carol", "1003", "S003", "cng", "Group A", ""],  # refused: blank, never 0
+        ["dan", "", "", "", "", ""],  # not in the roster, no identity: the grader's id stands for the name
+    ]
+    notes = _table(tmp_path / "canvas-notes.csv")
+    assert notes[0] == ["student", "Student", "ID", "status", "note"]
+    assert [r[:4] for r in notes[1:]] == [["carol", "Ng, Carol", "1003", "refused"], ["dan", "", "", "grader_error"]]
+    assert notes[1][4].startswith("no grade: the submission was refused: carol.zip is not a readable zip file")
+    assert notes[2][4] == ("no grade: the grader failed (not the student's fault; grade again with --resume): "
+                           "BrokenProcessPool: the grading worker died twice")
+    assert "1 student(s) of the gradebook are not in the roster (identified from the platform's export only): dan" \
+        in result.output
+    assert "1 student(s) of the roster have no row in the gradebook (not exported): erin" in result.output
+    assert "Canvas can match them only by name (give a --roster): dan" in result.output
+    assert f"canvas: 4 student(s) written to {out}; notes (no grade, needs review) in {tmp_path / 'canvas-notes.csv'}" \
+        in result.output
+
+
+def test_canvas_export_scales_to_the_assignments_points(gradebook, roster, tmp_path):
+    out = tmp_path / "canvas.csv"
+    result = _export("canvas", "--gradebook", gradebook, "--out", out, "--roster", roster,
+                     "--assignment", "Exercise 3", "--points-possible", 10)
+    assert result.exit_code == 0, result.output
+    table = _table(out)
+    assert table[1][5] == "10" and [r[5] for r in table[2:5]] == ["10", "0", ""]
+    assert "--assignment 'Exercise 3' has no Canvas assignment id in parentheses" in result.output
+
+
+def test_moodle_export_is_the_offline_grading_worksheet(gradebook, roster, tmp_path):
+    out = tmp_path / "worksheet.csv"
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    result = _export("moodle", "--gradebook", gradebook, "--out", out, "--roster", roster, "--points-possible", 100)
+    assert result.exit_code == 0, result.output
+    table = _table(out)
+    assert table[0] == MOODLE_HEADER
+    rows = {r[0] or r[1]: r for r in table[1:]}
+    assert rows["Participant 1001"][1:5] == ["Liddell, Alice", "alice@uni.example", "100", "100"]
+    assert rows["Participant 1001"][6:] == ["100 of 100 points.", ""]
+    assert rows["Participant 1002"][3] == "0"
+    carol = rows["Participant 1003"]
+    assert (carol[3], carol[6]) == ("", "") and carol[7].startswith("no grade: the submission was refused")
+    assert rows["dan"][0] == "" and rows["dan"][3] == ""  # no participant id: Moodle cannot import it
+    modified = datetime.fromisoformat(rows["Participant 1001"][5])
+    assert before <= modified <= datetime.now(timezone.utc) + timedelta(seconds=1)
+    assert "Moodle cannot import them (give a --roster with user_id): dan" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["pdf"], "Error: unknown export format 'pdf'; choose one of canvas, moodle, csv"),
+    (["canvas"], 'Error: canvas needs --assignment "NAME (ID)"'),
+    (["csv", "--points-possible", "10"], "Error: --roster and --points-possible apply to canvas and moodle"),
+    (["moodle", "--assignment", "Exercise 3 (1)"], "Error: --assignment is the header of Canvas's assignment column"),
+])
+def test_bad_arguments_are_input_errors(gradebook, tmp_path, args, message):
+    result = _export(*args, "--gradebook", gradebook, "--out", tmp_path / "x.csv")
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_no_gradebook_in_the_folder_is_an_input_error(tmp_path):
+    result = _export("moodle", "--gradebook", tmp_path, "--out", tmp_path / "x.csv")
+    assert result.exit_code == 2
+    assert f"Error: no gradebook in {tmp_path} (gradebook.sqlite is missing); give the --out folder" in result.output
+
+
+@pytest.mark.parametrize("text, message", [
+    ("name,email\nAlice,a@x\n", "has the columns name, email; it needs a 'student' column"),
+    ("student\nalice\n", "has the columns student; it needs a 'student' column (the grader's student ids) and at "
+                         "least one of name, email, sis_id, login_id, user_id, section"),
+    ("student,name\nalice,A\nalice,B\n", "line 3: the student 'alice' is there twice"),
+    ("student,name\n,A\n", "line 2: no student id"),
+])
+def test_bad_roster_is_an_input_error(gradebook, tmp_path, text, message):
+    path = tmp_path / "roster.csv"
+    path.write_text(text)
+    result = _export("moodle", "--gradebook", gradebook, "--out", tmp_path / "x.csv", "--roster", path)
+    assert result.exit_code == 2 and message in result.output, result.output

@@ -1,0 +1,294 @@
+"""Gradescope in and out (grader.lms.gradescope): an "Export Submissions" download built as Gradescope
+lays it out (``assignment_NNN_export/submission_NNN/`` and ``submission_metadata.yml`` with Ruby-symbol
+keys), read as a folder, as its parent and as its zip; results.json as Gradescope's autograder
+specification documents it; ``grader grade --gradescope`` and ``--isolation container``."""
+import csv
+import json
+import shutil
+import zipfile
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROOT
+from grader import batch, lms
+from grader.cli import main
+from grader.errors import InputError
+from grader.gradebook import Gradebook
+from grader.lms import gradescope
+from grader.results import CheckResult, SubmissionResult
+
+SOLUTION = ROOT / "solutions" / "exercise3" / "attention.py"
+SKELETON = ROOT / "exercises" / "exercise3" / "skeleton" / "attention.py"
+
+# Written the way Gradescope's export writes it: Ruby symbols as keys, Ruby's Time format, SIDs quoted.
+METADATA = """\
+submission_111:
+  :submitters:
+  - :name: Zoë Müller
+    :sid: '12345'
+    :email: zoe.mueller@uni.example
+  :created_at: 2026-11-02 21:53:23.371634000 -08:00
+  :score: !ruby/object:BigDecimal 18:0.185e2
+  :history: []
+submission_222:
+  :submitters:
+  - :name: Bob Smith
+    :sid:
+    :email: bob.smith@uni.example
+  :created_at: 2026-11-03 09:00:00.000000000 -08:00
+  :late: true
+submission_333:
+  :submitters:
+  - :name: Carol Chen
+    :sid: '777'
+    :email: carol@uni.example
+  - :name: Dan Dube
+    :sid: '778'
+    :email: dan@uni.example
+  :created_at: 2026-11-02 10:00:00.000000000 -08:00
+submission_555:
+  :submitters:
+  - :name: Ann One
+    :email: ann@one.example
+submission_666:
+  :submitters:
+  - :name: Ann Two
+    :email: ann@two.example
+"""
+
+
+def _export(base, name="assignment_123_export"):
+    """An export folder: five listed submissions (one nested, one a group) and one missing from the metadata."""
+    root = base / name
+    root.mkdir(parents=True)
+    (root / "submission_metadata.yml").write_text(METADATA, encoding="utf-8")
+    for folder, source in (("submission_111", SOLUTION), ("submission_222/exercise3", SKELETON),
+                           ("submission_333", SOLUTION), ("submission_444", SKELETON),
+                           ("submission_555", SKELETON), ("submission_666", SKELETON)):
+        (root / folder).mkdir(parents=True)
+        shutil.copy(source, root / folder / "attention.py")
+    return root
+
+
+def _by_id(found):
+    return {s.student: s for s in found.submissions}
+
+
+def test_the_export_folder_is_read_with_ids_names_and_the_mapping_says_what_is_missing(tmp_path):
+    root = _export(tmp_path)
+    found = lms.discover(root)
+    assert (found.layout, found.reason) == ("gradescope", "Gradescope export: submission_metadata.yml")
+    subs = _by_id(found)
+    assert sorted(subs) == ["12345", "777", "ann@one.example", "ann@two.example", "bob.smith", "submission_444"]
+    zoe = subs["12345"]
+    assert (zoe.name, zoe.email, zoe.sis_id, zoe.user_id, zoe.late) == (
+        "Zoë Müller", "zoe.mueller@uni.example", "12345", "111", False)
+    assert zoe.source == root / "submission_111" and zoe.entries == ("submission_111/",)
+    bob = subs["bob.smith"]  # no SID: the email's local part; the metadata marks him late
+    assert (bob.name, bob.sis_id, bob.user_id, bob.late) == ("Bob Smith", "", "222", True)
+    group = subs["777"]  # a group: the first submitter's id, every name kept
+    assert (group.name, group.email, group.sis_id) == ("Carol Chen; Dan Dube", "carol@uni.example", "777")
+    missing = subs["submission_444"]
+    assert (missing.name, missing.user_id) == ("", "444")
+    assert missing.entries == ("submission_444/ (not in submission_metadata.yml)",)
+    assert all(not s.problem and s.layout == "gradescope" for s in found.submissions)
+
+
+def test_the_parent_of_the_export_and_the_export_zip_give_the_same_students(tmp_path):
+    root = _export(tmp_path / "download")
+    expected = sorted(_by_id(lms.discover(root)))
+    parent = lms.discover(tmp_path / "download")
+    assert parent.reason == "Gradescope export: assignment_123_export/submission_metadata.yml"
+    assert sorted(_by_id(parent)) == expected
+    assert _by_id(parent)["12345"].entries == ("assignment_123_export/submission_111/",)
+
+    archive = tmp_path / "assignment_123_export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                z.write(path, path.relative_to(root.parent).as_posix())
+        z.writestr("__MACOSX/assignment_123_export/._submission_metadata.yml", b"\0")
+    with lms.opened(archive) as folder:
+        from_zip = lms.discover(folder)
+        assert from_zip.layout == "gradescope" and sorted(_by_id(from_zip)) == expected
+        assert _by_id(from_zip)["777"].name == "Carol Chen; Dan Dube"
+
+
+def test_metadata_with_ruby_tags_loads_as_data_and_object_tags_are_refused(tmp_path):
+    path = tmp_path / "submission_metadata.yml"
+    path.write_text(METADATA + "submission_999:\n  :extra: !ruby/hash:ActiveSupport::HashWithIndifferentAccess\n"
+                    "    a: 1\n", encoding="utf-8")
+    data = gradescope.load_metadata(path)
+    assert data["submission_111"]["score"] == 18.5
+    assert data["submission_111"]["submitters"][0]["sid"] == "12345"
+    assert data["submission_999"]["extra"] == {"a": 1}
+    path.write_text("submission_1: !!python/object/apply:os.system ['echo owned']\n", encoding="utf-8")
+    with pytest.raises(InputError, match="cannot read submission_metadata.yml") as info:
+        gradescope.load_metadata(path)
+    assert info.value.exit_code == 2
+    path.write_text("- just\n- a list\n", encoding="utf-8")
+    with pytest.raises(InputError, match="holds a list, not one entry per submission folder"):
+        gradescope.load_metadata(path)
+
+
+def test_a_folder_without_the_metadata_is_not_a_gradescope_export(tmp_path):
+    (tmp_path / "submission_1").mkdir()
+    assert gradescope.detect(tmp_path) == ""
+    assert gradescope.read(tmp_path) == []
+
+
+def test_batch_over_the_export_zip_grades_each_student_under_their_id(tmp_path, capsys):
+    export = tmp_path / "export"
+    root = export / "assignment_9_export"
+    root.mkdir(parents=True)
+    (root / "submission_metadata.yml").write_text(
+        "submission_1:\n  :submitters:\n  - :name: Zoë Müller\n    :sid: '12345'\n    :email: zoe@uni.example\n"
+        "submission_2:\n  :submitters:\n  - :name: Bob Smith\n    :email: bob@uni.example\n", encoding="utf-8")
+    (root / "submission_1" / "exercise3").mkdir(parents=True)
+    shutil.copy(SOLUTION, root / "submission_1" / "exercise3" / "attention.py")
+    (root / "submission_2").mkdir()
+    shutil.copy(SKELETON, root / "submission_2" / "attention.py")
+    archive = tmp_path / "assignment_9_export.zip"
+    shutil.make_archive(str(archive.with_suffix("")), "zip", export)
+    out = tmp_path / "out"
+    batch.run("exercise3", archive, out, jobs=1, seed=5)
+    printed = capsys.readouterr().out
+    assert "Layout: gradescope (Gradescope export: submission_metadata.yml); 2 student(s):" in printed
+    assert "  12345 = Zoë Müller, zoe@uni.example, SIS 12345 <- submission_1/" in printed
+    with open(out / "students.csv", newline="", encoding="utf-8") as fh:
+        rows = {r["student"]: r for r in csv.DictReader(fh)}
+    assert (rows["bob"]["name"], rows["bob"]["user_id"], rows["bob"]["layout"]) == ("Bob Smith", "2", "gradescope")
+    with Gradebook(out / "gradebook.sqlite", "exercise3", 0) as book:
+        scores = {r["student"]: (r["score"], r["identity"]["name"]) for r in book.rows()}
+    assert scores == {"12345": (24, "Zoë Müller"), "bob": (0, "Bob Smith")}
+    results = json.loads((out / "gradescope" / "12345" / "results.json").read_text())
+    assert results["score"] == 24 and {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
+
+
+# ------------------------------------------------------------------------------ results.json
+def _result():
+    checks = [
+        CheckResult("test_module_loads", "attention.py imports.", 0, "passed"),
+        CheckResult("test_mha_shape", "multi_head_attention returns (B, T, d).", 1, "failed",
+                    feedback="expected shape (2, 5, 8), got (5, 8)", hint="Keep the batch axis.",
+                    diagnosis="batch axis dropped"),
+        CheckResult("test_mha_parity[B2_T9_d48_h6_causal]", "multi_head_attention matches torch.", 0.5, "skipped",
+                    feedback='not checked: it needs "multi_head_attention returns (B, T, d)." to pass first',
+                    hidden=True),
+        CheckResult("test_layer_norm_matches_torch", "layer_norm matches torch.", 2, "error",
+                    feedback="the grader itself failed on this check (KeyError: 'w')", hidden=True),
+        CheckResult("test_block_shape", "transformer_block keeps the shape.", 1, "passed", hidden=True),
+        CheckResult("test_uses_only_numpy", "Only NumPy is imported.", 0, "failed", feedback="imports torch"),
+        CheckResult("test_softmax_small", "softmax of a small array.", 1, "failed", feedback="wrong axis",
+                    override={"points": 1, "comment": "accepted: the README was ambiguous"}),
+    ]
+    return SubmissionResult("exercise3", "ada", seed=4242, checks=checks, duration=3.14159,
+                            isolation="bubblewrap: own PID, mount and network namespaces ..., own unprivileged user",
+                            notes=["Quick run: 1 slow check(s) were left out."])
+
+
+def test_results_json_has_the_documented_fields_statuses_outputs_tags_and_visibilities():
+    data = gradescope.results_json(_result())
+    assert (data["score"], data["execution_time"], data["output_format"]) == (2.0, 3.14, "simple_format")
+    tests = {t["extra_data"]["check"]: t for t in data["tests"]}
+    assert set(tests["test_module_loads"]) == {"name", "score", "max_score", "status", "output", "tags",
+                                               "visibility", "extra_data"}
+    assert tests["test_mha_shape"]["name"] == "multi_head_attention returns (B, T, d). [test_mha_shape]"
+    assert [(t["status"], t["score"], t["max_score"]) for t in data["tests"]] == [
+        ("passed", 0, 0), ("failed", 0, 1), ("failed", 0, 0.5), ("failed", 0, 2), ("passed", 1, 1),
+        ("failed", 0, 0), ("passed", 1, 1)]
+    assert tests["test_mha_shape"]["output"] == ("Failed: expected shape (2, 5, 8), got (5, 8)\n"
+                                                 "Likely mistake: batch axis dropped\nGeneral hint: Keep the batch axis.")
+    assert tests["test_mha_parity[B2_T9_d48_h6_causal]"]["output"].startswith(
+        'Skipped, no points yet: not checked: it needs "multi_head_attention returns (B, T, d)." to pass first.')
+    assert tests["test_layer_norm_matches_torch"]["output"].startswith("Grader error: this is not your fault")
+    assert "Instructor (1/1 points): accepted: the README was ambiguous" in tests["test_softmax_small"]["output"]
+    assert {name: t["tags"] for name, t in tests.items()} == {
+        "test_module_loads": ["attention.py"], "test_mha_shape": ["multi_head_attention"],
+        "test_mha_parity[B2_T9_d48_h6_causal]": ["multi_head_attention"],
+        "test_layer_norm_matches_torch": ["layer_norm"], "test_block_shape": ["transformer_block"],
+        "test_uses_only_numpy": ["attention.py"], "test_softmax_small": ["softmax"]}
+    assert [t["visibility"] for t in data["tests"]] == ["visible", "visible", "after_published", "after_published",
+                                                         "after_published", "visible", "visible"]
+    hidden = gradescope.results_json(_result(), hidden_visibility="hidden")
+    assert {t["visibility"] for t in hidden["tests"]} == {"visible", "hidden"}
+    with pytest.raises(ValueError, match="hidden_visibility must be one of"):
+        gradescope.results_json(_result(), hidden_visibility="later")
+
+
+def test_the_top_level_output_is_for_students_and_keeps_hidden_results_back():
+    text = gradescope.results_json(_result())["output"]
+    assert text.splitlines() == [
+        "Public checks: 1 / 2 points. The 3 hidden checks (3.5 points) and your total are shown once the grades "
+        "are published.",
+        "Public checks: 1 passed, 3 failed.",  # an override changes points, not how the check ended
+        "Seed 4242: the randomised checks drew their inputs from it; `grade exercise3 --seed 4242` repeats the "
+        "public ones on your machine.",
+        "Your code ran in a sandbox: a separate process with no network, a read-only system and CPU, memory and "
+        "time limits; it never ran inside the grader.",
+        "Note: Quick run: 1 slow check(s) were left out."]
+    shown = gradescope.results_json(_result(), hidden_visibility="visible")["output"].splitlines()
+    assert shown[:2] == ["Score: 2 / 5.5 points.", "Checks: 2 passed, 3 failed, 1 skipped (a check they depend on "
+                         "did not pass), 1 grader error(s) (not your fault: the course staff will look at them)."]
+    for internal in ("bubblewrap", "namespace", "uid", "/tmp"):
+        assert internal not in text
+
+
+# ------------------------------------------------------------------------------ grader grade --gradescope
+def test_grade_writes_results_json_for_a_nested_submission(tmp_path):
+    (tmp_path / "upload" / "my work").mkdir(parents=True)
+    shutil.copy(SOLUTION, tmp_path / "upload" / "my work" / "attention.py")
+    out = tmp_path / "results" / "results.json"
+    run = CliRunner().invoke(main, ["grade", "exercise3", "--submission", str(tmp_path / "upload"), "--seed", "7",
+                                    "--gradescope", str(out), "--hidden-visibility", "after_due_date",
+                                    "--report", str(tmp_path / "r.html")])
+    assert run.exit_code == 0, run.output
+    data = json.loads(out.read_text())
+    assert data["score"] == 24 and len(data["tests"]) == 31 and sum(t["max_score"] for t in data["tests"]) == 24
+    assert {t["visibility"] for t in data["tests"]} == {"visible", "after_due_date"}
+    assert "Seed 7:" in data["output"] and data["execution_time"] > 0
+
+
+def test_isolation_container_is_refused_where_nothing_says_container_unless_forced(tmp_path, monkeypatch):
+    import grader.sandbox.container as container
+
+    monkeypatch.setattr(container, "HOST_ROOT", tmp_path / "host")  # an empty file system: no sign of one
+    monkeypatch.delenv("container", raising=False)
+    monkeypatch.delenv("AUTOGRADER_ROOT", raising=False)
+    args = ["grade", "exercise3", "--submission", str(SKELETON.parent), "--isolation", "container",
+            "--report", str(tmp_path / "r.html")]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2
+    assert "--isolation container: this machine does not look like a container" in refused.output
+    assert not (tmp_path / "r.html").exists()
+    alone = CliRunner().invoke(main, args[:4] + ["--force-container"])
+    assert alone.exit_code == 2 and "--force-container goes with --isolation container" in alone.output
+    forced = CliRunner().invoke(main, args + ["--force-container", "--seed", "1"])
+    assert "0 / 24 points" in forced.output, forced.output
+    assert "seen: nothing, forced with --force-container" in (tmp_path / "r.html").read_text()
+
+
+def test_isolation_container_accepted_in_a_container_without_bubblewrap_and_said_so(tmp_path, monkeypatch):
+    import grader.cli
+    import grader.sandbox.container as container
+    import grader.sandbox.session
+
+    (tmp_path / "host").mkdir()
+    (tmp_path / "host" / ".dockerenv").write_text("")
+    monkeypatch.setattr(container, "HOST_ROOT", tmp_path / "host")
+    for module in (grader.cli, grader.sandbox.session):  # a container where bubblewrap cannot work
+        monkeypatch.setattr(module, "bubblewrap_works", lambda: False)
+    args = ["grade", "exercise3", "--submission", str(SKELETON.parent), "--seed", "1",
+            "--report", str(tmp_path / "r.html"), "--gradescope", str(tmp_path / "results.json")]
+    warned = CliRunner().invoke(main, args)
+    assert "Warning: not isolated: bubblewrap is not available" in warned.output  # today's behaviour stays
+    accepted = CliRunner().invoke(main, args + ["--isolation", "container"])
+    assert "0 / 24 points" in accepted.output and "Warning" not in accepted.output, accepted.output
+    report = (tmp_path / "r.html").read_text()
+    assert "container: each submission runs in its own throwaway container (seen: Docker&#39;s /.dockerenv)" in report
+    assert "sandbox: plain child process with rlimits" in report
+    output = json.loads((tmp_path / "results.json").read_text())["output"]
+    assert "Your code ran in a throwaway container of its own" in output
+    refused = CliRunner().invoke(main, ["batch", "exercise3", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert refused.exit_code != 0 and "bubblewrap is not available" in refused.output  # batch still refuses
