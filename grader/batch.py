@@ -40,7 +40,7 @@ from .results import SubmissionResult
 from .sandbox.session import _not_copied
 from . import lms
 from .errors import InputError
-from .lms import Submission
+from .lms import Submission, gradescope
 from .lms.unpack import MAX_UNZIPPED_BYTES, RefusedSubmission, locate, safe_extract
 
 #: Name of the lock file a worker holds in its scratch folder while it lives.
@@ -349,7 +349,7 @@ def _write_outputs(out: Path, student: str, result: SubmissionResult) -> None:
     """Write a student's JSON, Gradescope JSON and report; all are rendered before any is written,
     so a failure leaves none of them (rather than some that disagree with the gradebook)."""
     files = [(out / "results" / f"{student}.json", result.to_json()),
-             (out / "gradescope" / student / "results.json", json.dumps(report.gradescope_json(result), indent=2)),
+             (out / "gradescope" / student / "results.json", json.dumps(gradescope.results_json(result), indent=2)),
              (out / "reports" / f"{student}.html", report.render_html(result))]
     for path, text in files:
         write_atomic(path, text)

@@ -265,24 +265,3 @@ def write_html(result: SubmissionResult, path: Path) -> Path:
     """Write the report atomically to ``path`` (folders created); returns the path."""
     return write_atomic(path, render_html(result))
 
-
-def gradescope_json(result: SubmissionResult) -> dict:
-    """Gradescope's autograder ``results.json`` for one submission.
-
-    Format (Gradescope autograder docs): ``{"score", "output", "tests": [{"name", "score",
-    "max_score", "output", "visibility"}]}``; hidden checks get visibility ``hidden``.
-    """
-    tests = []
-    for c in result.checks:
-        lines = [c.feedback] if c.status != "passed" and c.feedback else []
-        if c.diagnosis:
-            lines.append(f"Likely mistake: {c.diagnosis}")
-        if c.status == "failed" and c.hint:
-            lines.append(f"Hint: {c.hint}")
-        if c.override:
-            lines.append(f"Instructor: {c.override.get('comment', '')}")
-        tests.append({"name": f"{c.description} [{c.name}]", "score": c.points, "max_score": c.max_points,
-                      "output": "\n".join(lines), "visibility": "hidden" if c.hidden else "visible",
-                      "status": "passed" if c.status == "passed" else "failed"})
-    return {"score": result.score, "output": f"seed {result.seed}; isolation: {result.isolation}",
-            "tests": tests}

@@ -135,7 +135,7 @@ def test_outputs_csv_gradescope_reports_and_overview(graded):
     gs = json.loads((out / "gradescope" / "alice" / "results.json").read_text())
     assert gs["score"] == 24 and len(gs["tests"]) == 31
     visibility = {t["name"].split("[test_")[1].split("]")[0].split("[")[0]: t["visibility"] for t in gs["tests"]}
-    assert visibility["mha_shape"] == "visible" and visibility["mha_parity"] == "hidden"
+    assert visibility["mha_shape"] == "visible" and visibility["mha_parity"] == "after_published"
     assert sum(t["max_score"] for t in gs["tests"]) == 24
     index = (out / "index.html").read_text()
     for student in ("alice", "bob", "carol", "mallory"):
