@@ -161,3 +161,17 @@ def test_bad_roster_is_an_input_error(gradebook, tmp_path, text, message):
     path.write_text(text)
     result = _export("moodle", "--gradebook", gradebook, "--out", tmp_path / "x.csv", "--roster", path)
     assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_a_gradebook_without_any_grade_needs_points_possible(tmp_path):
+    with Gradebook(tmp_path / "out" / "gradebook.sqlite", "exercise3", 1) as book:
+        book.record("carol", "refused", error="no attention.py found in the submission (looked in every folder).")
+    result = _export("moodle", "--gradebook", tmp_path / "out", "--out", tmp_path / "x.csv")
+    assert result.exit_code == 2 and "no student of this gradebook has been graded" in result.output
+    result = _export("moodle", "--gradebook", tmp_path / "out", "--out", tmp_path / "x.csv", "--points-possible", 24)
+    assert result.exit_code == 0, result.output
+    with open(tmp_path / "x.csv", newline="", encoding="utf-8") as fh:
+        (row,) = csv.DictReader(fh)
+    assert (row["Full name"], row["Grade"], row["Maximum grade"]) == ("carol", "", "24")
+    assert row["Grader note"] == ("no grade: the submission was refused: no attention.py found in the submission "
+                                  "(looked in every folder).")

@@ -130,8 +130,14 @@ def grade_rows(rows: list[dict], roster: dict[str, dict[str, str]] | None = None
         rows: the gradebook's rows.
         roster: :func:`load_roster`'s result; its non-empty cells replace the stored identity.
         points_possible: full marks on the platform (scores are scaled to it); None: the exercise's.
+
+    Raises:
+        InputError: ``points_possible`` is None and no row has a result (full marks unknown).
     """
     full = max((r["max_score"] for r in rows if r["result"]), default=0.0)
+    if not full and not points_possible:
+        raise InputError("no student of this gradebook has been graded, so full marks are unknown; give "
+                         "--points-possible (the assignment's points on the platform)")
     scale = points_possible or full
     out = []
     for row in rows:
