@@ -57,9 +57,10 @@ def _isolation_or_warning(require: bool) -> None:
 
 def _grade_and_show(name: str, submission: Path, *, seed: int | None, as_json: bool,
                     report_path: Path | None, verbose: bool = False, quick: bool = False,
-                    require_isolation: bool = False):
+                    require_isolation: bool = False, container: str = ""):
     exercise = exercises.load(name)
-    _isolation_or_warning(require_isolation)
+    if not container:  # --isolation container: this machine is the submission's own (grader.sandbox.container)
+        _isolation_or_warning(require_isolation)
     line = _ProgressLine()
     progress.listen(line)
     try:
@@ -67,6 +68,8 @@ def _grade_and_show(name: str, submission: Path, *, seed: int | None, as_json: b
     finally:
         progress.listen(None)
         line.clear()
+    if container:
+        result.isolation = f"{container}; sandbox: {result.isolation}"
     path = report.write_html(result, report_path or Path("reports") / f"{name}.html")
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2))
@@ -85,6 +88,10 @@ quick_option = click.option("--quick", is_flag=True,
 isolation_option = click.option(
     "--require-isolation", is_flag=True,
     help="Refuse to grade unless bubblewrap isolates the code (by default a warning is printed).")
+hidden_visibility_option = click.option(
+    "--hidden-visibility", type=click.Choice(["visible", "after_published", "after_due_date", "hidden"]),
+    default="after_published", show_default=True,
+    help="Gradescope visibility of the hidden checks' results (after_published: once grades are published).")
 report_option = click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
                              default=None, help="Where to write the HTML report [default: reports/EXERCISE.html].")
 
@@ -104,14 +111,51 @@ def main():
 @report_option
 @quick_option
 @isolation_option
+@click.option("--isolation", type=click.Choice(["auto", "container"]), default="auto", show_default=True,
+              help="container: this machine is a throwaway container for this one submission (Gradescope), so "
+                   "without bubblewrap the plain child process with rlimits is acceptable; refused where the "
+                   "machine does not look like a container.")
+@click.option("--force-container", is_flag=True,
+              help="With --isolation container: accept it even where the machine does not look like a container.")
+@click.option("--gradescope", "gradescope_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write Gradescope's results.json here (the files may then be nested in --submission).")
+@hidden_visibility_option
 @click.option("-v", "--verbose", is_flag=True, help="List passed checks too.")
-def grade_command(exercise, submission, seed, as_json, report_path, quick, require_isolation, verbose):
+def grade_command(exercise, submission, seed, as_json, report_path, quick, require_isolation, isolation,
+                  force_container, gradescope_path, hidden_visibility, verbose):
     """Grade one submission folder.
 
     Example: grader grade exercise3 --submission solutions/exercise3 --json
+
+    Gradescope's run_autograder: grader grade exercise3 --submission /autograder/submission
+    --gradescope /autograder/results/results.json --isolation container
     """
-    _grade_and_show(exercise, submission, seed=seed, as_json=as_json, report_path=report_path, verbose=verbose,
-                    quick=quick, require_isolation=require_isolation)
+    from .errors import InputError
+    from .sandbox.container import container_isolation
+
+    if force_container and isolation != "container":
+        raise InputError("--force-container goes with --isolation container; add that, or leave both out")
+    container = container_isolation(force_container) if isolation == "container" else ""
+    if gradescope_path is not None:
+        submission = _nested_submission(exercise, submission)
+    result = _grade_and_show(exercise, submission, seed=seed, as_json=as_json, report_path=report_path,
+                             verbose=verbose, quick=quick, require_isolation=require_isolation, container=container)
+    if gradescope_path is not None:
+        from .lms import gradescope
+
+        data = gradescope.results_json(result, hidden_visibility=hidden_visibility)
+        click.echo(f"Gradescope results: {report.write_atomic(gradescope_path, json.dumps(data, indent=2))}", err=True)
+
+
+def _nested_submission(exercise: str, folder: Path) -> Path:
+    """The folder under ``folder`` that holds ``exercise``'s files (Gradescope keeps an uploaded folder's
+    nesting), or ``folder`` itself when they are nowhere or in several places (the checks then say so)."""
+    from .lms.unpack import RefusedSubmission, locate
+
+    try:
+        return locate(folder, exercises.load(exercise).files) if folder.is_dir() else folder
+    except RefusedSubmission:
+        return folder
 
 
 @main.command("batch")
@@ -199,6 +243,31 @@ def release_command(out, only):
 
     names = release.build(out, list(only) or None)
     click.echo(f"Release for {', '.join(names)} written to {out}")
+
+
+@main.group("gradescope")
+def gradescope_group():
+    """Gradescope: the autograder zip. (A Gradescope export is graded with `grader batch`.)"""
+
+
+@gradescope_group.command("build")
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("exercise")
+@hidden_visibility_option
+def gradescope_build_command(out, exercise, hidden_visibility):
+    """Write Gradescope's autograder zip for EXERCISE to OUT.
+
+    Upload OUT as the programming assignment's autograder (Configure Autograder > Zip file upload).
+    It holds setup.sh (Python, the CPU build of torch, the grader), run_autograder and this
+    exercise's hidden tests: give it to Gradescope, never to students.
+
+    Example: grader gradescope build autograder-exercise3.zip exercise3
+    """
+    from .lms import autograder
+
+    names = autograder.build(out, exercise, hidden_visibility=hidden_visibility)
+    click.echo(f"Gradescope autograder for {exercise} written to {out} ({len(names)} files; hidden checks "
+               f"{hidden_visibility}). Upload it as the assignment's autograder.")
 
 
 @main.command("list")
