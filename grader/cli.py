@@ -57,14 +57,14 @@ def _isolation_or_warning(require: bool) -> None:
 
 def _grade_and_show(name: str, submission: Path, *, seed: int | None, as_json: bool,
                     report_path: Path | None, verbose: bool = False, quick: bool = False,
-                    require_isolation: bool = False, container: str = ""):
+                    require_isolation: bool = False, checks: tuple[str, ...] = (), container: str = ""):
     exercise = exercises.load(name)
     if not container:  # --isolation container: this machine is the submission's own (grader.sandbox.container)
         _isolation_or_warning(require_isolation)
     line = _ProgressLine()
     progress.listen(line)
     try:
-        result = judge.grade(exercise, submission, seed=seed, quick=quick)
+        result = judge.grade(exercise, submission, seed=seed, quick=quick, checks=checks)
     finally:
         progress.listen(None)
         line.clear()
@@ -88,6 +88,10 @@ quick_option = click.option("--quick", is_flag=True,
 isolation_option = click.option(
     "--require-isolation", is_flag=True,
     help="Refuse to grade unless bubblewrap isolates the code (by default a warning is printed).")
+check_option = click.option(
+    "--check", "checks", multiple=True, metavar="NAME",
+    help="Run only this check (repeatable) and the checks it depends on; exits 0 when all of them pass. "
+         "A GitHub Classroom workflow runs each public check this way.")
 hidden_visibility_option = click.option(
     "--hidden-visibility", type=click.Choice(["visible", "after_published", "after_due_date", "hidden"]),
     default="after_published", show_default=True,
@@ -337,8 +341,9 @@ def _check_exercise(ex: exercises.Exercise, session: judge.Judge, seed: int) -> 
 @report_option
 @quick_option
 @isolation_option
+@check_option
 @click.option("-v", "--verbose", is_flag=True, help="List passed checks too.")
-def grade_shortcut(exercise, folder, seed, as_json, report_path, quick, require_isolation, verbose):
+def grade_shortcut(exercise, folder, seed, as_json, report_path, quick, require_isolation, checks, verbose):
     """Grade your work on EXERCISE: the folder ./EXERCISE, or FOLDER when given.
 
     EXERCISE may also be the path of your folder (its name is the exercise). Writes
@@ -354,5 +359,7 @@ def grade_shortcut(exercise, folder, seed, as_json, report_path, quick, require_
             f"no folder {folder}/ here; run `grade {exercise}` next to your {exercise}/ folder "
             f"or give its path: `grade {exercise} path/to/{exercise}`")
     result = _grade_and_show(exercise, folder, seed=seed, as_json=as_json, report_path=report_path,
-                             verbose=verbose, quick=quick, require_isolation=require_isolation)
+                             verbose=verbose, quick=quick, require_isolation=require_isolation, checks=checks)
+    if checks:  # a check worth 0 points (a gate) must still fail the step that runs it
+        sys.exit(0 if all(c.status == "passed" for c in result.checks) else 1)
     sys.exit(0 if result.score == result.max_score else 1)

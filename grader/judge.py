@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 import pytest
 
+from .errors import InputError
 from .exercises import Exercise, course_root
 from .plugin import GradingPlugin, Job
 from .results import CheckResult, SubmissionResult
@@ -41,11 +42,14 @@ class Judge:
         exercise: the exercise spec.
         quick: leave out the checks marked ``slow`` (e.g. exercise 4's re-training); each
             result says so in its notes.
+        checks: run only these checks (names of checks or of their test functions) and the checks
+            they depend on (``grade EXERCISE --check NAME``); each result says so in its notes.
     """
 
-    def __init__(self, exercise: Exercise, *, quick: bool = False):
+    def __init__(self, exercise: Exercise, *, quick: bool = False, checks: tuple[str, ...] = ()):
         self.exercise = exercise
         self._closed = False
+        self._only = tuple(checks)
         root = str(course_root())
         if root not in sys.path:
             sys.path.insert(0, root)  # tests import their helpers as exercises.<name>.tests.<module>
@@ -70,7 +74,7 @@ class Judge:
         self.exit_code: int | None = None
         self._crash = ""  # an exception that ended the session, if any
         self._requests: queue.Queue[Job | None] = queue.Queue()
-        self._plugin = GradingPlugin(self.exercise, iter(self._requests.get, None))
+        self._plugin = GradingPlugin(self.exercise, iter(self._requests.get, None), only=self._only)
         self._thread = threading.Thread(target=self._serve, name=f"judge-{self.exercise.name}", daemon=True)
         self._thread.start()
 
@@ -118,6 +122,7 @@ class Judge:
 
         Raises:
             click.ClickException: ``submission`` is not a folder (a usage error).
+            InputError: a check named in ``checks`` does not exist (the message lists the checks).
             RuntimeError: the judge was closed.
             KeyboardInterrupt: passed on after stopping the submission's code and the checks.
         """
@@ -153,6 +158,12 @@ class Judge:
             result.checks = list(job.checks)
             result.output = sandbox.output
             result.isolation = sandbox.isolation
+        if self._plugin.unknown:
+            raise InputError(f"{exercise.name} has no check named {', '.join(self._plugin.unknown)}; its checks: "
+                             f"{', '.join(self._plugin.functions)}")
+        if self._only:
+            result.notes.append(f"Only {', '.join(self._only)} ran, with the checks it depends on "
+                                f"({self._plugin.left_out} left out): this is not the full score.")
         if self._plugin.deselected:
             result.notes.append(f"Quick run: {self._plugin.deselected} slow check(s) were left out, so this is "
                                 "not the full score.")
@@ -179,10 +190,10 @@ class Judge:
 
 def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, use_bubblewrap: bool | None = None,
           budget: float | None = None,
-          quick: bool = False) -> SubmissionResult:
+          quick: bool = False, checks: tuple[str, ...] = ()) -> SubmissionResult:
     """Grade one ``submission`` (a folder) on ``exercise`` in a session of its own.
 
     Same arguments, result and errors as :meth:`Judge` plus :meth:`Judge.grade`.
     """
-    with Judge(exercise, quick=quick) as judge:
+    with Judge(exercise, quick=quick, checks=checks) as judge:
         return judge.grade(submission, seed=seed, use_bubblewrap=use_bubblewrap, budget=budget)

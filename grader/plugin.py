@@ -26,7 +26,7 @@ import sys
 import threading
 import traceback
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,6 +89,25 @@ class SubmissionProxy:
         return lambda *args, **kwargs: self._sandbox.call(name, *args, **kwargs)
 
 
+def with_dependencies(items: list, names: Sequence[str]) -> list:
+    """The test items named in ``names`` (an item's name or its test function's) and, transitively, every
+    item of the test functions their ``check`` markers depend on; in collection order."""
+    by_function: dict[str, list] = {}
+    for item in items:
+        by_function.setdefault(item.originalname, []).append(item)
+    todo = [item for item in items if item.name in names or item.originalname in names]
+    kept: set[str] = set()
+    while todo:
+        item = todo.pop()
+        if item.nodeid in kept:
+            continue
+        kept.add(item.nodeid)
+        marker = item.get_closest_marker("check")
+        for function in marker.kwargs.get("depends", ()) if marker else ():
+            todo.extend(by_function.get(function, []))
+    return [item for item in items if item.nodeid in kept]
+
+
 def _first_paragraph(doc: str | None) -> str:
     return " ".join((doc or "").strip().split("\n\n")[0].split())
 
@@ -127,15 +146,22 @@ class GradingPlugin:
         jobs: the submissions to grade, in order: a list, or an iterator that blocks until the
             next one arrives (:class:`grader.judge.Judge`). Each check draws its random inputs
             from ``(job.seed, check name)``.
+        only: run only these checks (a check's name, e.g. ``test_gpt_params_small[tied]``, or its
+            test function's, for all its items) and those they depend on; empty: every check.
+            Names that match no check are listed in :attr:`unknown`.
     """
 
-    def __init__(self, exercise: Exercise, jobs: Iterable[Job]):
+    def __init__(self, exercise: Exercise, jobs: Iterable[Job], only: Sequence[str] = ()):
         # Underscored: pytest scans a plugin's attributes for fixtures of the same names.
         self._exercise = exercise
         self._jobs = jobs
+        self._only = tuple(only)
         self._job: Job | None = None
         self.collection_errors: list[str] = []
         self.deselected = 0
+        self.unknown: list[str] = []  # names in `only` that no collected check has
+        self.functions: list[str] = []  # every collected check's test function, once each (for messages)
+        self.left_out = 0  # checks that `only` did not select
         self.serving = False  # True once collection is over and jobs are being taken
         self._by_function: dict[str, list[str]] = {}
         self._titles: dict[str, str] = {}  # test function -> its sentence, for skip reasons
@@ -197,6 +223,17 @@ class GradingPlugin:
             finally:
                 job.done.set()
         return True
+
+    @pytest.hookimpl(tryfirst=True)  # before -m "not slow" (--quick): a slow check named here is still known
+    def pytest_collection_modifyitems(self, items):
+        if not self._only:
+            return
+        self.functions = list(dict.fromkeys(item.originalname for item in items))
+        known = {item.name for item in items} | set(self.functions)
+        self.unknown = [name for name in self._only if name not in known]
+        kept = with_dependencies(items, self._only)
+        self.left_out = len(items) - len(kept)
+        items[:] = kept
 
     def pytest_deselected(self, items):
         self.deselected += len(items)
