@@ -131,14 +131,21 @@ def _exit_with_parent(parent: int, scratch: str, grace: float = 10.0) -> None:
 
 
 def _copy_folder(source: Path, dest: Path) -> None:
-    """Copy a folder submission: plain files only (no links, FIFOs or devices), size-capped."""
+    """Copy a folder submission: plain files only (no links, FIFOs or devices), size-capped. What is
+    not copied (a git repository's ``.git``, caches: :func:`_not_copied`) is not looked at or counted."""
     total = 0
-    for path in source.rglob("*"):
-        if path.is_symlink():
-            raise RefusedSubmission(f"the submission contains a symbolic link ({path.relative_to(source)}); "
-                                    "submit plain files.")
-        if path.is_file():
-            total += path.stat().st_size
+    for folder, dirs, files in os.walk(source):
+        skipped = _not_copied(folder, dirs + files)
+        dirs[:] = [d for d in dirs if d not in skipped]
+        for name in dirs + files:
+            path = Path(folder, name)
+            if name in skipped:
+                continue
+            if path.is_symlink():
+                raise RefusedSubmission(f"the submission contains a symbolic link ({path.relative_to(source)}); "
+                                        "submit plain files.")
+            if path.is_file():
+                total += path.stat().st_size
     if total > MAX_UNZIPPED_BYTES:
         raise RefusedSubmission(f"the submission holds {total:,} bytes; at most {MAX_UNZIPPED_BYTES:,} are accepted "
                                 "(leave out virtual environments and data).")
@@ -192,7 +199,7 @@ def _grade_in_temp_folder(task: Task) -> tuple[str, str, dict | None, str]:
                 _copy_folder(source, unpacked)
             else:
                 safe_extract(source, unpacked)
-            folder = locate(unpacked, exercise.files)
+            folder = locate(unpacked, exercise.files, exercise.name)
         except RefusedSubmission as exc:
             return task.student, "refused", None, str(exc)
         try:

@@ -274,6 +274,37 @@ def gradescope_build_command(out, exercise, hidden_visibility):
                f"{hidden_visibility}). Upload it as the assignment's autograder.")
 
 
+@main.group("classroom")
+def classroom_group():
+    """GitHub Classroom: the autograding workflow of a student repository."""
+
+
+@classroom_group.command("workflow")
+@click.argument("exercise")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+              help="The student repository (a student bundle) to write .github/workflows/classroom.yml into.")
+@click.option("--timeout", "timeout_minutes", type=click.FloatRange(min=0, min_open=True), default=10,
+              show_default=True, help="Minutes each check's step may take.")
+def classroom_workflow_command(exercise, out, timeout_minutes):
+    """Write OUT/.github/workflows/classroom.yml: each public check of EXERCISE as a GitHub Classroom
+    autograding step with its points, and the `grade EXERCISE --json` output kept as an artifact.
+
+    OUT is a student repository made from `grader release OUT --exercise EXERCISE`. Hidden checks never
+    enter it: final grades come from `grader batch EXERCISE` over the cloned repositories.
+    Example: grader release classroom-repo --exercise exercise3 && grader classroom workflow exercise3 --out classroom-repo
+    """
+    from .lms import classroom
+
+    ex = exercises.load(exercise)
+    checks = classroom.public_checks(ex)
+    path = out / ".github" / "workflows" / "classroom.yml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(classroom.workflow(ex, checks, timeout_minutes=timeout_minutes), encoding="utf-8")
+    total, factor = sum(c.points for c in checks), classroom.scale(checks)
+    scaled = f" (max-score: points x {factor}, as GitHub Classroom counts whole points)" if factor > 1 else ""
+    click.echo(f"Workflow for {exercise}: {len(checks)} public checks, {total:g} points{scaled}, written to {path}")
+
+
 @main.command("list")
 def list_command():
     """List the exercises and what a submission must contain."""

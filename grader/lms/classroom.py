@@ -1,12 +1,237 @@
-"""classroom: being written (issue 12). Until then this layout is never detected."""
+"""GitHub Classroom: the students' repositories in, the student repository's autograding workflow out.
+
+**In.** ``gh classroom clone student-repos`` (GitHub's ``gh-classroom`` extension of the ``gh`` CLI)
+clones every student's repository of an assignment into ``SLUG-submissions/``, one folder per
+repository, named as the repository: GitHub Classroom names a student's repository
+``SLUG-USERNAME`` (the assignment's slug, then the student's GitHub username; a group
+assignment's, the team's name)::
+
+    transformer-lab-submissions/
+        transformer-lab-ada-l/.git, exercise3/attention.py, ...
+        transformer-lab-bob/...
+
+The student id is the username (``ada-l``, ``bob``), the rest of the folder name after the
+assignment's prefix ``SLUG-``. That prefix is taken from the folder's name when it is
+``SLUG-submissions`` (as ``gh classroom clone`` names it) and every repository starts with
+``SLUG-``; otherwise it is the longest prefix ending in ``-`` that all repositories share (two
+or more of them: one repository alone, in a folder named otherwise, has no telling prefix).
+The layout is detected only when every entry (hidden ones and ``__MACOSX`` aside) is a git
+repository (holds ``.git``) and such a prefix exists, so an ordinary folder per student
+(``ada/``, ``bob/``) never reads as GitHub Classroom. A repository's ``.git`` is never copied
+into the sandbox (:func:`grader.sandbox.session._not_copied`), and the student's files are found
+inside it (``exercise3/attention.py``) by :func:`grader.lms.unpack.locate`.
+
+**Out.** :func:`workflow` writes the student repository's ``.github/workflows/classroom.yml``
+(the repository being a student bundle, ``grader release OUT --exercise EXERCISE``): install the
+grader, run each public check as a step of GitHub Classroom's autograding
+(``classroom-resources/autograding-command-grader@v1``, one per test function, with its points),
+report them (``classroom-resources/autograding-grading-reporter@v1``), and keep the whole
+``grade EXERCISE --json`` output and report as an artifact. Hidden checks never enter a student
+repository: final grades come from ``grader batch`` over the clones.
+"""
 from __future__ import annotations
 
+import os
+import re
+import shlex
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
+import yaml
+
+from ..exercises import Exercise, SpecError, course_root
+from . import Submission
+from .unpack import JUNK
+
+#: What ``gh classroom clone student-repos`` appends to the assignment's slug for its folder.
+FOLDER_SUFFIX = "-submissions"
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(e for e in Path(folder).iterdir() if not e.name.startswith(".") and not JUNK.search(e.name))
+
+
+def prefix(folder: Path, names: list[str]) -> str:
+    """The assignment prefix ``SLUG-`` that every one of ``names`` (repository folder names) starts with,
+    each leaving a non-empty username; ``""`` when there is none (rule in the module's docstring)."""
+    name = Path(folder).resolve().name
+    if name.endswith(FOLDER_SUFFIX) and len(name) > len(FOLDER_SUFFIX):
+        slug = name[: -len(FOLDER_SUFFIX)] + "-"
+        if all(n.startswith(slug) and len(n) > len(slug) for n in names):
+            return slug
+    if len(names) < 2:
+        return ""
+    shared = os.path.commonprefix(names)
+    return shared[: shared.rfind("-") + 1]
 
 
 def detect(folder: Path) -> str:
-    return ""
+    """Why ``folder`` holds GitHub Classroom clones (every entry a git repository, a shared ``SLUG-``
+    prefix), or ``""``."""
+    entries = _entries(folder)
+    if not entries or not all(e.is_dir() and (e / ".git").exists() for e in entries):
+        return ""
+    shared = prefix(folder, [e.name for e in entries])
+    return f"GitHub Classroom clones: {len(entries)} git repositories named {shared}USERNAME" if shared else ""
 
 
-def read(folder: Path) -> list:
-    return []
+def read(folder: Path) -> list[Submission]:
+    """One :class:`~grader.lms.Submission` per repository folder of ``folder``: id and ``user_id`` the
+    GitHub username (the folder's name after the assignment's prefix, or all of it when there is no
+    prefix), the whole repository as its source. Files at the top of ``folder`` are ignored."""
+    repos = [e for e in _entries(folder) if e.is_dir()]
+    shared = prefix(folder, [e.name for e in repos])
+    found = []
+    for repo in repos:
+        username = repo.name[len(shared):]
+        found.append(Submission(username, repo, user_id=username, layout="classroom", entries=(repo.name + "/",)))
+    return found
+
+
+# ------------------------------------------------------------------------------ the workflow
+@dataclass(frozen=True)
+class PublicCheck:
+    """A test function of the exercise's public tests, as one autograding step.
+
+    Attributes:
+        name: the test function (what ``grade EXERCISE --check NAME`` takes; all its items run).
+        description: its docstring's first sentence, what the student sees.
+        points: the points of all its items.
+    """
+
+    name: str
+    description: str
+    points: float
+
+
+class _Collector:
+    """Keeps the items pytest collects, and its collection errors."""
+
+    def __init__(self):
+        self.items: list = []
+        self.errors: list[str] = []
+
+    def pytest_collection_finish(self, session):
+        self.items = list(session.items)
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append(f"{report.nodeid}: {report.longreprtext[-1000:]}")
+
+
+def public_checks(exercise: Exercise) -> list[PublicCheck]:
+    """The checks in ``exercises/NAME/tests/public``, in collection order, one per test function,
+    read from their ``check`` markers by collecting them with pytest (nothing is run).
+
+    Raises:
+        SpecError: the public tests do not load, or hold no check.
+    """
+    from ..plugin import GradingPlugin, _first_paragraph
+
+    public = exercise.root / "tests" / "public"
+    root = str(course_root())
+    if root not in sys.path:
+        sys.path.insert(0, root)  # the tests import their helpers as exercises.<name>.tests.<module>
+    collector = _Collector()
+    pytest.main([str(public), "--collect-only", "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:randomly",
+                 "--import-mode=importlib", f"--rootdir={root}", "-o", "addopts=", "-o", "testpaths="],
+                plugins=[GradingPlugin(exercise, []), collector])
+    if collector.errors:
+        raise SpecError(f"the public tests of {exercise.name} do not load: {collector.errors[0]}")
+    checks: dict[str, PublicCheck] = {}
+    for item in collector.items:
+        marker = item.get_closest_marker("check")
+        points = float(marker.kwargs.get("points", 1)) if marker else 1.0
+        name = item.originalname
+        before = checks.get(name)
+        checks[name] = PublicCheck(name, _first_paragraph(item.function.__doc__) or name,
+                                   points + (before.points if before else 0.0))
+    if not checks:
+        raise SpecError(f"{exercise.name} has no public check in {public}")
+    return list(checks.values())
+
+
+def scale(checks: list[PublicCheck]) -> int:
+    """The smallest whole factor (at most 100) that makes every check's points a whole number.
+
+    Raises:
+        SpecError: none does (points such as 1/3).
+    """
+    for factor in range(1, 101):
+        if all(abs(c.points * factor - round(c.points * factor)) < 1e-9 for c in checks):
+            return factor
+    raise SpecError("the public checks' points cannot be made whole numbers (GitHub Classroom counts whole points); "
+                    "give them points in halves, tenths or hundredths")
+
+
+def step_id(check: str) -> str:
+    """A workflow step id for ``check`` (letters, digits, ``_`` and ``-``; GitHub's rule for ids)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", check)
+
+
+class _Block(str):
+    """A string written as a YAML literal block (``|``)."""
+
+
+yaml.SafeDumper.add_representer(_Block, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", str(text), style="|"))
+
+
+def workflow(exercise: Exercise, checks: list[PublicCheck], *, timeout_minutes: float = 10,
+             python: str = "3.11") -> str:
+    """The text of ``.github/workflows/classroom.yml`` for a student repository of ``exercise``.
+
+    Follows the workflow GitHub Classroom itself writes (docs of ``classroom-resources/
+    autograding-grading-reporter``): named ``Autograding Tests``, one job ``run-autograding-tests``;
+    each check is an ``autograding-command-grader`` step (``command`` passes when it exits 0; its
+    ``max-score`` is read as a whole number, so points are multiplied by :func:`scale` when some are
+    fractions, and the header says so) whose ``result`` output the reporter reads from
+    ``STEPID_RESULTS`` (upper case) in its env, listed in its ``runners``.
+
+    Args:
+        checks: the steps (:func:`public_checks`).
+        timeout_minutes: each step's ``timeout`` (the command grader's unit).
+        python: the Python version ``actions/setup-python`` installs.
+    """
+    name = exercise.name
+    factor = scale(checks)
+    graded = [{
+        "name": check.description,
+        "id": step_id(check.name),
+        "uses": "classroom-resources/autograding-command-grader@v1",
+        "with": {"test-name": check.description, "command": f"grade {name} --check {shlex.quote(check.name)}",
+                 "timeout": int(timeout_minutes) if timeout_minutes == int(timeout_minutes) else timeout_minutes,
+                 "max-score": round(check.points * factor)},
+    } for check in checks]
+    steps = [
+        {"name": "Check out the repository", "uses": "actions/checkout@v4"},
+        {"uses": "actions/setup-python@v5", "with": {"python-version": python}},
+        {"name": "Install the grader (CPU build of torch)",
+         "run": "python -m pip install --extra-index-url https://download.pytorch.org/whl/cpu -e ."},
+        {"name": f"Grade {name} on every public check", "continue-on-error": True,
+         "run": f"grade {name} --json > grade.json"},
+        {"name": "Keep the grade and its report", "if": "always()", "uses": "actions/upload-artifact@v4",
+         "with": {"name": f"grade-{name}", "path": _Block(f"grade.json\nreports/{name}.html\n")}},
+        *graded,
+        {"name": "Autograding Reporter", "uses": "classroom-resources/autograding-grading-reporter@v1",
+         "env": {f"{step['id'].upper()}_RESULTS": f"${{{{steps.{step['id']}.outputs.result}}}}" for step in graded},
+         "with": {"runners": ",".join(step["id"] for step in graded)}},
+    ]
+    document = {
+        "name": "Autograding Tests",
+        "on": ["push", "repository_dispatch"],
+        "permissions": {"checks": "write", "actions": "read", "contents": "read"},
+        "jobs": {"run-autograding-tests": {
+            "runs-on": "ubuntu-latest",
+            "if": "github.actor != 'github-classroom[bot]'",
+            "steps": steps,
+        }},
+    }
+    header = (f"# Written by `grader classroom workflow {name}`: GitHub Classroom's autograding on the public checks\n"
+              f"# of {name} (points shown to the student). Final grades come from `grader batch` over the cloned\n"
+              "# repositories, with the hidden checks, which never enter a student repository.\n")
+    if factor > 1:
+        header += f"# max-score is each check's points x {factor}: GitHub Classroom's graders count whole points.\n"
+    return header + yaml.safe_dump(document, sort_keys=False, width=120, allow_unicode=True)

@@ -83,8 +83,12 @@ def _extract(zf: zipfile.ZipFile, archive: Path, dest: Path, max_bytes: int) -> 
                 out.write(chunk)
 
 
-def locate(root: Path, required: tuple[str, ...]) -> Path:
+def locate(root: Path, required: tuple[str, ...], exercise: str = "") -> Path:
     """The folder under ``root`` that holds the exercise's files (``root`` itself or nested).
+
+    When several folders hold them and exactly one is named ``exercise``, that one: a student
+    repository made from the student bundle (GitHub Classroom) holds the work in ``exercise3/`` and
+    the untouched skeleton in ``exercises/exercise3/skeleton/``.
 
     Raises:
         RefusedSubmission: the files are nowhere, or in several folders.
@@ -93,8 +97,9 @@ def locate(root: Path, required: tuple[str, ...]) -> Path:
     if (root / first).is_file():
         return root
     hits = [p.parent for p in root.rglob(first) if p.is_file() and not JUNK.search(p.relative_to(root).as_posix())]
-    if len(hits) == 1:
-        return hits[0]
+    named = [h for h in hits if exercise and h.name == exercise]
+    if len(hits) == 1 or len(named) == 1:
+        return (named or hits)[0]
     if not hits:
         raise RefusedSubmission(f"no {first} found in the submission (looked in every folder).")
     rel = ", ".join(str(h.relative_to(root)) for h in hits[:5])
