@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from . import corpus, exercises, judge, progress, report
+from . import exercises, judge, progress, report
 from .lms import LAYOUTS
 from .sandbox import bubblewrap_works
 
@@ -320,48 +320,23 @@ def list_command():
 def check_solutions_command(seed, only):
     """Course CI: reference solutions get full marks, skeletons get 0, known mistakes are caught.
 
-    Known mistakes are the cases in tests/corpus/EXERCISE/ (each with its expected.toml).
-    Exits 1 when anything does not hold. Example: grader check-solutions --seed 1
+    Known mistakes are the cases in tests/corpus/EXERCISE/ (each with its expected.toml). Ends with
+    "N ok, M failed"; under GitHub Actions (GITHUB_ACTIONS=true) each failure is also an ::error
+    annotation on the case's expected.toml or the solution's file. Exits 1 when anything does not hold.
+    Example: grader check-solutions --seed 1
     """
-    names = list(only) or exercises.available()
+    from . import annotations, solutions
+
     seed = judge.new_seed() if seed is None else seed
-    problems = []
-    for name in names:
-        ex = exercises.load(name)
-        with judge.Judge(ex) as session:  # one pytest session grades all of this exercise's folders
-            problems += _check_exercise(ex, session, seed)
+    outcomes = solutions.check(list(only) or exercises.available(), seed)
     click.echo(f"seed {seed}")
-    if problems:
-        raise click.ClickException("; ".join(problems))
-
-
-def _check_exercise(ex: exercises.Exercise, session: judge.Judge, seed: int) -> list[str]:
-    """Grade ``ex``'s solution, skeleton and known mistakes; print a line each; return the problems."""
-    name, problems = ex.name, []
-    for kind, folder, want_full in (("solution", ex.solution(), True), ("skeleton", ex.skeleton, False)):
-        if not folder.is_dir():
-            problems.append(f"{name}: no {kind} folder at {folder}")
-            continue
-        result = session.grade(folder, seed=seed)
-        ok = (result.score == result.max_score > 0) if want_full else result.score == 0
-        ok = ok and not result.grader_errors
-        mark = click.style("ok  ", fg="green") if ok else click.style("FAIL", fg="red")
-        click.echo(f"{mark} {name} {kind}: {result.score:g}/{result.max_score:g}")
-        if not ok:
-            bad = [c for c in result.checks if (c.status != "passed") == want_full or c.status == "error"]
-            for c in bad[:10]:
-                click.echo(f"       {c.status}: {c.name}: {c.feedback}")
-            problems.append(f"{name} {kind}: {result.score:g}/{result.max_score:g}")
-    for case in corpus.cases(name):
-        result = session.grade(case.folder, seed=seed)
-        found = corpus.verify(case, result)
-        mark = click.style("ok  ", fg="green") if not found else click.style("FAIL", fg="red")
-        click.echo(f"{mark} {name} known mistake {case.name}: {result.score:g}/{result.max_score:g}")
-        for problem in found:
-            click.echo(f"       {problem}")
-        if found:
-            problems.append(f"{name} {case.name}: " + "; ".join(found))
-    return problems
+    failed = [o for o in outcomes if o.problems]
+    if annotations.in_github_actions():
+        for o in failed:
+            click.echo(annotations.error("\n".join(o.problems), title=o.label, file=o.file, line=o.line))
+    click.echo(f"{len(outcomes) - len(failed)} ok, {len(failed)} failed")
+    if failed:
+        sys.exit(1)
 
 
 @click.command()

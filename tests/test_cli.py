@@ -1,5 +1,6 @@
 """The command line, through click's CliRunner: help, list, grade (JSON and report), errors,
 and the course-CI command check-solutions."""
+import dataclasses
 import inspect
 import json
 import os
@@ -13,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ROOT
-from grader import corpus
+from grader import annotations, corpus
 from grader.cli import grade_shortcut, main
 from grader.corpus import Case
 
@@ -151,6 +152,7 @@ def _corpus_subset(names):
 def test_check_solutions_grades_solution_skeleton_and_corpus(monkeypatch):
     subset = _corpus_subset({"imports_torch", "returns_float32", "no_layer_norm"})
     monkeypatch.setattr(corpus, "cases", lambda name, kind="corpus": subset if name == "exercise3" else [])
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")  # nothing failed: no annotation
     result = CliRunner().invoke(main, ["check-solutions", "--exercise", "exercise3", "--seed", "3"])
     lines = result.output.splitlines()
     assert result.exit_code == 0, result.output
@@ -158,20 +160,47 @@ def test_check_solutions_grades_solution_skeleton_and_corpus(monkeypatch):
     assert lines[1] == "ok   exercise3 skeleton: 0/24"
     for case, line in zip(subset, lines[2:], strict=False):
         assert line.startswith(f"ok   exercise3 known mistake {case.name}: "), line
-    assert lines[-1] == "seed 3"
-    assert len(lines) == 2 + len(subset) + 1
+    assert lines[-2:] == ["seed 3", f"{2 + len(subset)} ok, 0 failed"]
+    assert len(lines) == 2 + len(subset) + 2
 
 
 def test_check_solutions_fails_when_a_known_mistake_gets_full_marks(monkeypatch):
     # A "known mistake" that is really the reference solution must be reported, and exit 1.
     fake = Case(name="not_a_mistake", folder=SOLUTION, mistake="none", fails=("test_mha_matches_torch_small",))
     monkeypatch.setattr(corpus, "cases", lambda name, kind="corpus": [fake])
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     result = CliRunner().invoke(main, ["check-solutions", "--exercise", "exercise3", "--seed", "3"])
     assert result.exit_code == 1
-    assert "FAIL exercise3 known mistake not_a_mistake: 24/24" in result.output
-    assert "got full marks (24/24)" in result.output
-    assert "test_mha_matches_torch_small should fail but passed" in result.output
-    assert "Error: exercise3 not_a_mistake:" in result.output
+    assert result.output.splitlines()[2:] == [
+        "FAIL exercise3 known mistake not_a_mistake: 24/24",
+        "       got full marks (24/24)",
+        "       test_mha_matches_torch_small should fail but passed on test_mha_matches_torch_small",
+        "seed 3",
+        "2 ok, 1 failed",
+    ]
+
+
+def test_check_solutions_annotates_each_failure_under_github_actions(monkeypatch):
+    # A real corpus case with one expectation it cannot meet (it passes that check), beside a case that holds.
+    real = next(c for c in corpus.cases("exercise2") if c.name == "share_rounded")
+    wrong = dataclasses.replace(real, fails=("test_block_params_lesson",))
+    holds = next(c for c in corpus.cases("exercise2") if c.name == "syntax_error")
+    monkeypatch.setattr(corpus, "cases", lambda name, kind="corpus": [wrong, holds])
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = CliRunner().invoke(main, ["check-solutions", "--exercise", "exercise2", "--seed", "1"])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "ok   exercise2 solution: 23/23",
+        "ok   exercise2 skeleton: 0/23",
+        "FAIL exercise2 known mistake share_rounded: 22/23",
+        "       test_block_params_lesson should fail but passed on test_block_params_lesson",
+        "ok   exercise2 known mistake syntax_error: 0/23",
+        "seed 1",
+        "::error file=tests/corpus/exercise2/share_rounded/expected.toml,line=1,"
+        "title=exercise2 known mistake share_rounded::test_block_params_lesson should fail but passed on "
+        "test_block_params_lesson",
+        "3 ok, 1 failed",
+    ]
 
 
 def test_check_solutions_fails_when_a_solution_is_missing(tmp_path, monkeypatch):
@@ -179,10 +208,25 @@ def test_check_solutions_fails_when_a_solution_is_missing(tmp_path, monkeypatch)
     ex.mkdir(parents=True)
     (ex / "exercise.toml").write_text('title = "t"\nfiles = ["a.py"]\nmodule = "a"\n')
     monkeypatch.setenv("GRADER_COURSE_ROOT", str(tmp_path))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
     result = CliRunner().invoke(main, ["check-solutions", "--seed", "1"])
     assert result.exit_code == 1
-    assert "Error: lonely: no solution folder at" in result.output
-    assert "lonely: no skeleton folder at" in result.output
+    solution, skeleton = tmp_path / "solutions" / "lonely", ex / "skeleton"
+    assert result.output.splitlines() == [
+        f"FAIL lonely solution: no solution folder at {solution}",
+        f"FAIL lonely skeleton: no skeleton folder at {skeleton}",
+        "seed 1",
+        f"::error file=solutions/lonely,title=lonely solution::no solution folder at {solution}",
+        f"::error file=exercises/lonely/skeleton,title=lonely skeleton::no skeleton folder at {skeleton}",
+        "0 ok, 2 failed",
+    ]
+
+
+def test_annotations_escape_as_github_reads_them():
+    # Workflow commands (GitHub docs): in the message % CR LF become %25 %0D %0A; in a property, : and , too.
+    line = annotations.error("100% wrong\r\nsee: a, b", title="ex3: a, b", file="tests/c,d:e.toml", line=3)
+    assert line == "::error file=tests/c%2Cd%3Ae.toml,line=3,title=ex3%3A a%2C b::100%25 wrong%0D%0Asee: a, b"
+    assert annotations.error("m", title="t") == "::error title=t::m"
 
 
 def test_check_solutions_unknown_exercise():
