@@ -134,6 +134,26 @@ def test_moodle_empty_submission_folder_is_refused_not_graded_as_the_whole_expor
     assert sub.problem == "the Moodle download holds no file for this student (an empty submission)."
 
 
+def test_moodle_4_1_folders_without_the_trailing_underscore_are_read(tmp_path):
+    """Moodle 4.1+ (mod/assign/classes/downloader.php) names a plugin's folder
+    ``{Full Name}_{participant id}_assignsubmission_file``, without the ``_`` 3.1-4.0 ended it with."""
+    folder = tmp_path / "moodle"
+    (folder / "Zoë Müller_123456_assignsubmission_file" / "exercise3").mkdir(parents=True)
+    shutil.copy(SOLUTION, folder / "Zoë Müller_123456_assignsubmission_file" / "exercise3" / "attention.py")
+    (folder / "Zoë Müller_123456_assignsubmission_onlinetext").mkdir()
+    (folder / "Zoë Müller_123456_assignsubmission_onlinetext" / "onlinetext.html").write_text("<p>hi</p>")
+    (folder / "Bob Stone_234567_assignsubmission_file").mkdir()
+    shutil.copy(SKELETON, folder / "Bob Stone_234567_assignsubmission_file" / "attention.py")
+    found = discover(folder)
+    assert found.layout == "moodle"
+    subs = {s.student: s for s in found.submissions}
+    assert sorted(subs) == ["bob-stone_234567", "zoe-muller_123456"]
+    zoe = subs["zoe-muller_123456"]
+    assert (zoe.name, zoe.user_id) == ("Zoë Müller", "123456")
+    assert [name for name, _ in zoe.files] == ["exercise3/attention.py", "onlinetext.html"]
+    assert zoe.entries == ("Zoë Müller_123456_assignsubmission_file/", "Zoë Müller_123456_assignsubmission_onlinetext/")
+
+
 @pytest.fixture(scope="module")
 def moodle_batch(tmp_path_factory):
     """A Moodle "Download all submissions" zip (folders, the default since Moodle 3.1), graded."""

@@ -2,23 +2,27 @@
 
 **Download all submissions** (an assignment's "View all submissions" page; the names are made by
 ``assign::download_submissions`` in ``mod/assign/locallib.php``): one folder per student and
-submission plugin (the default since Moodle 3.1)::
+submission plugin (the default since Moodle 3.1; Moodle 4.1 moved it to
+``mod/assign/classes/downloader.php`` and dropped the folder's last ``_``)::
 
-    {Full Name}_{participant id}_assignsubmission_file_/attention.py
-    {Full Name}_{participant id}_assignsubmission_onlinetext_/onlinetext.html
+    {Full Name}_{participant id}_assignsubmission_file/attention.py        (4.1 and later)
+    {Full Name}_{participant id}_assignsubmission_onlinetext/onlinetext.html
+    {Full Name}_{participant id}_assignsubmission_file_/attention.py       (3.1 to 4.0)
 
 or, with "Download submissions in folders" off (and before 3.1), one flat file per file::
 
     {Full Name}_{participant id}_assignsubmission_file_attention.py
 
 ``Full Name`` has its ``_`` replaced by spaces (so the first ``_digits_`` field is the participant
-id); for a team submission it is ``{group}-{Full Name}``; with anonymous submissions it is
-"Participant". The participant id is the one the grading worksheet's ``Identifier`` column holds
-("Participant 123456"). Every entry of one participant id is one :class:`~grader.lms.Submission`
-(a file folder and an online text folder together, except that a single uploaded ``.zip`` is the
-whole submission); student id: the folded name and the participant
-id (``zoe-muller_123456``, see :func:`grader.lms.names.student_id`). Moodle does not say which
-submissions are late.
+id); with anonymous submissions it is "Participant". Team submissions: up to 4.0 each member
+has a folder, ``{group}-{Full Name}_{participant id}``; from 4.1 a team has one folder,
+``{group}_{group id}``, whose id is the group's and not a participant's (the name cannot tell
+them apart: such a worksheet row would grade another student, see the README). The participant
+id is the one the grading worksheet's ``Identifier`` column holds ("Participant 123456"). Every
+entry of one participant id is one :class:`~grader.lms.Submission` (a file folder and an online
+text folder together, except that a single uploaded ``.zip`` is the whole submission); student
+id: the folded name and the participant id (``zoe-muller_123456``, see
+:func:`grader.lms.names.student_id`). Moodle does not say which submissions are late.
 
 **Offline grading worksheet** (feedback plugin "Offline grading worksheet",
 ``mod/assign/feedback/offline``): see :func:`write_gradebook`.
@@ -37,7 +41,7 @@ from . import Submission
 from .names import layout_reason, student_id
 from .unpack import JUNK
 
-_FOLDER = re.compile(r"^(?P<name>[^_]*)_(?P<id>[0-9]+)_(?P<plugin>assignsubmission_[a-z0-9]+)_$")
+_FOLDER = re.compile(r"^(?P<name>[^_]*)_(?P<id>[0-9]+)_(?P<plugin>assignsubmission_[a-z0-9_]*[a-z0-9])_?$")
 _FLAT = re.compile(r"^(?P<name>[^_]*)_(?P<id>[0-9]+)_(?P<plugin>assignsubmission_[a-z0-9]+)_(?P<file>.+)$")
 #: What Moodle writes instead of a name for anonymous submissions (English language pack).
 ANONYMOUS = "Participant"
