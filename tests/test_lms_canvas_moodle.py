@@ -191,3 +191,17 @@ def test_moodle_export_of_a_moodle_download_carries_the_participant_ids(moodle_b
     assert (zoe["Full name"], zoe["Grade"], zoe["Maximum grade"], zoe["Feedback comments"]) == (
         "Zoë Müller", "24", "24", "24 of 24 points.")
     assert table["Participant 234567"]["Grade"] == "0" and done.warnings == []
+
+
+def test_one_platforms_ids_are_never_written_as_anothers(moodle_batch, canvas_batch, tmp_path):
+    """A Moodle participant id is not a Canvas user id (nor the reverse): written in Canvas's ID
+    column it would grade whichever Canvas user has that number."""
+    done = export("canvas", moodle_batch, tmp_path / "canvas.csv", assignment="Exercise 3 (777)")
+    with open(done.out, newline="", encoding="utf-8") as fh:
+        table = list(csv.reader(fh))
+    assert [r[:2] for r in table[2:]] == [["Ana Lima", ""], ["Bob Stone", ""], ["Zoë Müller", ""]]
+    assert ("3 student(s) were read from a moodle export, whose ids are not Canvas ids (left out; give a "
+            "--roster with user_id): ana-lima_345678, bob-stone_234567, zoe-muller_123456") in done.warnings
+    done = export("moodle", canvas_batch, tmp_path / "worksheet.csv")
+    with open(done.out, newline="", encoding="utf-8") as fh:
+        assert [r["Identifier"] for r in csv.DictReader(fh)] == ["", "", "", ""]

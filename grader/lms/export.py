@@ -122,12 +122,15 @@ def load_roster(path: Path) -> dict[str, dict[str, str]]:
     return roster
 
 
-def grade_rows(rows: list[dict], roster: dict[str, dict[str, str]] | None = None,
+def grade_rows(rows: list[dict], platform: str, roster: dict[str, dict[str, str]] | None = None,
                points_possible: float | None = None) -> tuple[list[GradeRow], list[str]]:
     """The export lines of the gradebook ``rows`` (:meth:`Gradebook.rows`) and the warnings to show.
 
     Args:
         rows: the gradebook's rows.
+        platform: the platform written for (``canvas``, ``moodle``): a ``user_id`` read from another
+            platform's export (a Moodle participant id, a Gradescope submission id) is left out, as
+            it would name another student there.
         roster: :func:`load_roster`'s result; its non-empty cells replace the stored identity.
         points_possible: full marks on the platform (scores are scaled to it); None: the exercise's.
 
@@ -139,9 +142,13 @@ def grade_rows(rows: list[dict], roster: dict[str, dict[str, str]] | None = None
         raise InputError("no student of this gradebook has been graded, so full marks are unknown; give "
                          "--points-possible (the assignment's points on the platform)")
     scale = points_possible or full
-    out = []
+    out, foreign = [], {}
     for row in rows:
         identity = {k: str(row["identity"].get(k) or "") for k in ROSTER_COLUMNS}
+        layout = row["identity"].get("layout") or "folders"
+        if identity["user_id"] and layout != platform:
+            identity["user_id"] = ""
+            foreign.setdefault(layout, []).append(row["student"])
         identity.update({k: v for k, v in (roster or {}).get(row["student"], {}).items() if v})
         points, note, feedback = None, _note(row), ""
         if row["status"] == "graded" and full > 0:
@@ -149,6 +156,10 @@ def grade_rows(rows: list[dict], roster: dict[str, dict[str, str]] | None = None
             feedback = f"{_number(points)} of {_number(scale)} points."
         out.append(GradeRow(row["student"], row["status"], points, scale, note=note, feedback=feedback, **identity))
     warnings = []
+    for layout, students in foreign.items():
+        students = [s for s in students if not (roster or {}).get(s, {}).get("user_id")]
+        _listed(warnings, students, f"were read from a {layout} export, whose ids are not {platform.capitalize()} "
+                                    "ids (left out; give a --roster with user_id)")
     if roster is not None:
         graded = {r["student"] for r in rows}
         _listed(warnings, [r.student for r in out if r.student not in roster],
@@ -206,7 +217,7 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
         rows = book.rows()
     if not rows:
         raise InputError(f"the gradebook in {gradebook} holds no student yet; run grader batch first")
-    lines, warnings = grade_rows(rows, people, points_possible)
+    lines, warnings = grade_rows(rows, fmt, people, points_possible)
     if fmt == "canvas":
         notes, more = canvas.write_gradebook(lines, Path(out), assignment)
         return Exported(Path(out), len(lines), notes, warnings + more)
