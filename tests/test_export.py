@@ -163,6 +163,22 @@ def test_bad_roster_is_an_input_error(gradebook, tmp_path, text, message):
     assert result.exit_code == 2 and message in result.output, result.output
 
 
+@pytest.mark.parametrize("fmt, column, message", [
+    ("canvas", "sis_id", "alice and bob both have the SIS User ID S001"),
+    ("canvas", "user_id", "alice and bob both have the ID 1001"),
+    ("moodle", "user_id", "alice and bob both have the participant id 1001"),
+])
+def test_two_students_with_one_platform_id_are_refused(gradebook, tmp_path, fmt, column, message):
+    """The platform would put both grades on one student (and none on the other)."""
+    path = tmp_path / "roster.csv"
+    path.write_text(f"student,{column}\nalice,{'S001' if column == 'sis_id' else '1001'}\n"
+                    f"bob,{'S001' if column == 'sis_id' else '1001'}\n", encoding="utf-8")
+    result = _export(fmt, "--gradebook", gradebook, "--out", tmp_path / "x.csv", "--roster", path,
+                     *(["--assignment", "Exercise 3 (12345)"] if fmt == "canvas" else []))
+    assert result.exit_code == 2, result.output
+    assert f"Error: {message}; give each student their own in the roster" in result.output
+    assert not (tmp_path / "x.csv").exists()
+
 def test_a_gradebook_without_any_grade_needs_points_possible(tmp_path):
     with Gradebook(tmp_path / "out" / "gradebook.sqlite", "exercise3", 1) as book:
         book.record("carol", "refused", error="no attention.py found in the submission (looked in every folder).")

@@ -34,6 +34,9 @@ from ..gradebook import Gradebook
 from . import canvas, moodle
 
 FORMATS = ("canvas", "moodle", "csv")
+#: The identifiers each platform finds a student by (:class:`GradeRow` field, the platform's name for it).
+IDENTIFIERS = {"canvas": (("user_id", "ID"), ("sis_id", "SIS User ID"), ("login_id", "SIS Login ID")),
+               "moodle": (("user_id", "participant id"),)}
 #: The roster's optional columns (the identifiers of :class:`GradeRow`).
 ROSTER_COLUMNS = ("name", "email", "sis_id", "login_id", "user_id", "section")
 
@@ -168,6 +171,22 @@ def grade_rows(rows: list[dict], platform: str, roster: dict[str, dict[str, str]
     return out, warnings
 
 
+def _check_unique(lines: list[GradeRow], identifiers: tuple[tuple[str, str], ...]) -> None:
+    """Refuse two students with one platform identifier: the platform would give both grades to one.
+
+    Raises:
+        InputError: naming the first two such students and the identifier.
+    """
+    for field_name, label in identifiers:
+        seen: dict[str, str] = {}
+        for line in lines:
+            value = getattr(line, field_name)
+            if value and value in seen:
+                raise InputError(f"{seen[value]} and {line.student} both have the {label} {value}; give each "
+                                 "student their own in the roster")
+            seen.setdefault(value, line.student)
+
+
 def _note(row: dict) -> str:
     if row["status"] == "refused":
         return f"no grade: the submission was refused: {row['error']}"
@@ -197,7 +216,8 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
 
     Raises:
         InputError: an unknown format, no gradebook in ``gradebook``, a bad roster, an option that
-            does not apply to ``fmt``, canvas without ``assignment``, or a gradebook with no student.
+            does not apply to ``fmt``, canvas without ``assignment``, a gradebook with no student, or
+            two students with one of the platform's identifiers (:data:`IDENTIFIERS`).
     """
     if fmt not in FORMATS:
         raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -218,6 +238,7 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
     if not rows:
         raise InputError(f"the gradebook in {gradebook} holds no student yet; run grader batch first")
     lines, warnings = grade_rows(rows, fmt, people, points_possible)
+    _check_unique(lines, IDENTIFIERS[fmt])
     if fmt == "canvas":
         notes, more = canvas.write_gradebook(lines, Path(out), assignment)
         return Exported(Path(out), len(lines), notes, warnings + more)
