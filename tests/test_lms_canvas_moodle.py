@@ -75,6 +75,21 @@ def test_canvas_download_is_detected_and_grouped_by_user(tmp_path):
     assert lee.files == (("exercise3.zip", str(folder / "leeann_LATE_45678_90123_exercise3.zip")),)
 
 
+def test_one_canvas_user_id_under_two_names_is_refused_not_merged(tmp_path):
+    """Canvas writes one name per user id; zips an instructor named alice_2024_01_hw3.zip and
+    bob_2024_01_hw3.zip read like Canvas's, but bob's file must not be graded as alice's."""
+    folder = tmp_path / "zips"
+    folder.mkdir()
+    for name in ("alice_2024_01_hw3.zip", "bob_2024_01_hw3.zip", "carol_2025_01_hw3.zip"):
+        with zipfile.ZipFile(folder / name, "w") as z:
+            z.write(SOLUTION, "attention.py")
+    subs = {s.student: s for s in discover(folder).submissions}
+    assert sorted(subs) == ["alice_2024", "carol_2025"]
+    assert subs["alice_2024"].problem == (
+        "the files of Canvas user 2024 carry different names (alice, bob), which Canvas never writes: if this "
+        "is not a Canvas download, grade it with --layout folders.")
+    assert subs["carol_2025"].problem == ""
+
 @pytest.fixture(scope="module")
 def canvas_batch(tmp_path_factory):
     base = tmp_path_factory.mktemp("canvas")
@@ -153,6 +168,19 @@ def test_moodle_4_1_folders_without_the_trailing_underscore_are_read(tmp_path):
     assert [name for name, _ in zoe.files] == ["exercise3/attention.py", "onlinetext.html"]
     assert zoe.entries == ("Zoë Müller_123456_assignsubmission_file/", "Zoë Müller_123456_assignsubmission_onlinetext/")
 
+
+def test_one_moodle_participant_id_under_two_names_is_refused_not_merged(tmp_path):
+    folder = tmp_path / "moodle"
+    for name in ("Ana Lima_345678_assignsubmission_file", "Bob Stone_345678_assignsubmission_file",
+                 "Cy Young_456789_assignsubmission_file"):
+        (folder / name).mkdir(parents=True)
+        shutil.copy(SOLUTION, folder / name / "attention.py")
+    subs = {s.student: s for s in discover(folder).submissions}
+    assert sorted(subs) == ["ana-lima_345678", "cy-young_456789"]
+    assert subs["ana-lima_345678"].problem == (
+        "the entries of Moodle participant 345678 carry different names (Ana Lima, Bob Stone), which Moodle never "
+        "writes: if this is not a Moodle download, grade it with --layout folders.")
+    assert subs["cy-young_456789"].problem == ""
 
 @pytest.fixture(scope="module")
 def moodle_batch(tmp_path_factory):

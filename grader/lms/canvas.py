@@ -20,7 +20,8 @@ uploaded file::
 
 Each user id is one :class:`~grader.lms.Submission` whose files are named as the student named them
 (suffix removed; of two files that become one name, the newer upload is kept: the higher suffix,
-then the higher attachment id; the other is listed in ``entries`` as not graded). A single uploaded
+then the higher attachment id; the other is listed in ``entries`` as not graded; files of one user
+id under two names are refused, as Canvas never writes them). A single uploaded
 ``.zip`` is the whole submission (unpacked by the batch). Student id: the folded name and the user id
 (``mullerzoe_12345``, see :func:`grader.lms.names.student_id`).
 
@@ -38,7 +39,7 @@ from pathlib import Path
 from ..gradebook import _cell
 from ..report import write_atomic
 from . import Submission
-from .names import layout_reason, student_id
+from .names import layout_reason, name_conflict, student_id
 from .unpack import JUNK
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -127,7 +128,8 @@ def _submission(folder: Path, user: str, files: list[CanvasFile]) -> Submission:
     entries = [f.path.name + (f" (as {f.upload[0]})" if f.upload[0] != f.original else "") for f in kept]
     entries += [f"{f.path.name} (not graded: replaced by a newer upload of {f.upload[0]})" for f in replaced]
     first = files[0]
-    return Submission(student_id(first.name, user), folder, name=first.name, user_id=user,
+    problem = name_conflict(f"the files of Canvas user {user}", {f.name for f in files}, "Canvas")
+    return Submission(student_id(first.name, user), folder, problem, name=first.name, user_id=user,
                       late=any(f.late for f in files), layout="canvas", entries=tuple(entries),
                       files=tuple((name, str(f.path)) for name, f in sorted(newest.items())))
 

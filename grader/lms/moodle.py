@@ -20,7 +20,8 @@ has a folder, ``{group}-{Full Name}_{participant id}``; from 4.1 a team has one 
 them apart: such a worksheet row would grade another student, see the README). The participant
 id is the one the grading worksheet's ``Identifier`` column holds ("Participant 123456"). Every
 entry of one participant id is one :class:`~grader.lms.Submission` (a file folder and an online
-text folder together, except that a single uploaded ``.zip`` is the whole submission); student
+text folder together, except that a single uploaded ``.zip`` is the whole submission; entries of
+one id under two names are refused, as Moodle never writes them); student
 id: the folded name and the participant id (``zoe-muller_123456``, see
 :func:`grader.lms.names.student_id`). Moodle does not say which submissions are late.
 
@@ -38,7 +39,7 @@ from pathlib import Path
 from ..gradebook import _cell
 from ..report import write_atomic
 from . import Submission
-from .names import layout_reason, student_id
+from .names import layout_reason, name_conflict, student_id
 from .unpack import JUNK
 
 _FOLDER = re.compile(r"^(?P<name>[^_]*)_(?P<id>[0-9]+)_(?P<plugin>assignsubmission_[a-z0-9_]*[a-z0-9])_?$")
@@ -85,7 +86,9 @@ def read(folder: Path) -> list[Submission]:
             shown += [f"{name} (not graded: the uploaded zip is the submission)" for name, _ in other]
             other = []
         files = tuple(uploaded + other)
-        problem = "" if files else "the Moodle download holds no file for this student (an empty submission)."
+        problem = (name_conflict(f"the entries of Moodle participant {participant}",
+                                 {m["name"].strip() for m, _ in entries}, "Moodle")
+                   or ("" if files else "the Moodle download holds no file for this student (an empty submission)."))
         found.append(Submission(student_id(name or "participant", participant), Path(folder), problem, name=name,
                                 user_id=participant, layout="moodle", files=files, entries=tuple(shown)))
     return found

@@ -1,5 +1,6 @@
 """Names in a platform's export: the student ids made from them (readable, stable, usable as file
-names), and the line that says a folder is named as that platform names its downloads."""
+names), the line that says a folder is named as that platform names its downloads, and the problem
+of an id found under two names."""
 from __future__ import annotations
 
 import re
@@ -33,3 +34,14 @@ def layout_reason(what: str, found: int, other: list[str]) -> str:
         return ""
     shown = ", ".join(other[:3]) + (", ..." if len(other) > 3 else "")
     return f"{what}: {found} entries" + (f"; {len(other)} other entries ignored ({shown})" if other else "")
+
+
+def name_conflict(whose: str, names: set[str], platform: str) -> str:
+    """The :attr:`~grader.lms.Submission.problem` of one platform id whose entries carry several
+    ``names`` (``whose``: "the files of Canvas user 2024"); ``""`` for one name. A platform writes one
+    name per id, so such a folder is not its download, and merging its entries would grade one
+    student's files as another's."""
+    if len(names) < 2:
+        return ""
+    return (f"{whose} carry different names ({', '.join(sorted(names))}), which {platform} never writes: if this "
+            f"is not a {platform} download, grade it with --layout folders.")
