@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from conftest import ROOT
-from grader import batch
+from grader import batch, lms
 from grader.lms import canvas, discover, moodle
 from grader.lms.export import export
 
@@ -112,6 +112,34 @@ def test_canvas_download_graded_end_to_end(canvas_batch):
         mapping = {r["student"]: r for r in csv.DictReader(fh)}
     assert mapping["mullerzoe_12345"]["name"] == "müllerzoë" and mapping["smithjohn_23456"]["late"] == "late"
 
+
+def _zip_without_utf8_flag(path, members):
+    """A zip whose names are UTF-8 bytes without the UTF-8 flag (bit 11), as Info-ZIP's zip and
+    rubyzip without ``unicode_names`` (Canvas before it set it) write them: written under ASCII
+    stand-ins of the same length, then the name bytes swapped in."""
+    swaps = []
+    with zipfile.ZipFile(path, "w") as z:
+        for i, (name, data) in enumerate(members.items()):
+            raw = name.encode("utf-8")
+            stand_in = f"{i:03d}".encode() + b"x" * (len(raw) - 3)
+            z.writestr(stand_in.decode(), data)
+            swaps.append((stand_in, raw))
+    blob = path.read_bytes()
+    for stand_in, raw in swaps:
+        blob = blob.replace(stand_in, raw)
+    path.write_bytes(blob)
+
+
+def test_utf8_names_of_a_zip_without_the_utf8_flag_are_read_as_utf8(tmp_path):
+    _zip_without_utf8_flag(tmp_path / "submissions.zip", {
+        "müllerzoë_12345_67890_attention.py": SOLUTION.read_bytes(),
+        "王芳_23456_78901_attention.py": SOLUTION.read_bytes()})
+    with zipfile.ZipFile(tmp_path / "submissions.zip") as z:  # Python reads such names as cp437
+        assert sorted(m.flag_bits & 0x800 for m in z.infolist()) == [0, 0]
+        assert "m├╝llerzo├½_12345_67890_attention.py" in z.namelist()
+    with lms.opened(tmp_path / "submissions.zip") as folder:
+        found = {s.student: s.name for s in discover(folder).submissions}
+    assert found == {"mullerzoe_12345": "müllerzoë", "王芳_23456": "王芳"}
 
 def test_canvas_export_of_a_canvas_download_carries_the_canvas_ids(canvas_batch, tmp_path):
     done = export("canvas", canvas_batch, tmp_path / "canvas.csv", assignment="Exercise 3 (777)")

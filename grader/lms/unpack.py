@@ -52,6 +52,7 @@ def safe_extract(archive: Path, dest: Path, *, max_bytes: int = MAX_UNZIPPED_BYT
                 f"{archive.name} unpacks to {total:,} bytes (limit {max_bytes:,}, ratio "
                 f"{total / packed:.0f}:1): refused as a possible zip bomb.")
         for m in members:
+            m.filename = member_name(m)  # what is checked below is what _extract writes
             name = m.filename.replace("\\", "/")
             path = PurePosixPath(name)
             if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in path.parts:
@@ -63,6 +64,19 @@ def safe_extract(archive: Path, dest: Path, *, max_bytes: int = MAX_UNZIPPED_BYT
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, zlib.error) as exc:
             raise RefusedSubmission(f"{archive.name} is damaged, encrypted or uses an unsupported "
                                     f"compression ({type(exc).__name__}: {exc}).") from exc
+
+
+def member_name(member: zipfile.ZipInfo) -> str:
+    """``member``'s name. Without the UTF-8 flag (bit 11) the zip standard says cp437, as Python
+    reads it, but Info-ZIP's ``zip``, rubyzip (Canvas's "Download Submissions" before it set
+    ``unicode_names``) and others store UTF-8 there: a name whose bytes are valid UTF-8 is read as
+    UTF-8 (``müllerzoë``, not ``m├╝llerzo├½``), any other stays cp437."""
+    if member.flag_bits & 0x800:
+        return member.filename
+    try:
+        return member.filename.encode("cp437").decode("utf-8")
+    except UnicodeError:
+        return member.filename
 
 
 def _extract(zf: zipfile.ZipFile, archive: Path, dest: Path, max_bytes: int) -> None:
