@@ -149,6 +149,26 @@ def test_no_gradebook_in_the_folder_is_an_input_error(tmp_path):
     assert f"Error: no gradebook in {tmp_path} (gradebook.sqlite is missing); give the --out folder" in result.output
 
 
+@pytest.mark.parametrize("delimiter", [";", "\t"])
+def test_a_roster_excel_saved_with_semicolons_or_tabs_is_read(gradebook, tmp_path, delimiter):
+    """Excel writes ``;`` where the decimal separator is a comma, and tabs as "Unicode Text"."""
+    path = tmp_path / "roster.csv"
+    lines = [["student", "name", "user_id"], ["alice", "Liddell, Alice", "1001"], ["bob", "Stone, Bob", "1002"]]
+    path.write_text("\ufeff" + "".join(delimiter.join(line) + "\r\n" for line in lines), encoding="utf-8")
+    result = _export("moodle", "--gradebook", gradebook, "--out", tmp_path / "x.csv", "--roster", path)
+    assert result.exit_code == 0, result.output
+    rows = {r[0]: r for r in _table(tmp_path / "x.csv")[1:]}
+    assert rows["Participant 1001"][1:4] == ["Liddell, Alice", "", "24"]
+    assert rows["Participant 1002"][1:4] == ["Stone, Bob", "", "0"]
+
+
+def test_a_roster_not_in_utf8_says_how_to_save_it(gradebook, tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_bytes("student,name\nalice,Müller\n".encode("cp1252"))  # Excel's "CSV (Comma delimited)"
+    result = _export("moodle", "--gradebook", gradebook, "--out", tmp_path / "x.csv", "--roster", path)
+    assert result.exit_code == 2
+    assert "is not UTF-8 (byte 0xfc at position 20); save it as UTF-8 (Excel: Save As > CSV UTF-8)" in result.output
+
 @pytest.mark.parametrize("text, message", [
     ("name,email\nAlice,a@x\n", "has the columns name, email; it needs a 'student' column"),
     ("student\nalice\n", "has the columns student; it needs a 'student' column (the grader's student ids) and at "

@@ -6,7 +6,8 @@ check: :meth:`grader.gradebook.Gradebook.write_csv`). A refused submission or a 
 gets a grade (a blank cell, never 0), and the reason is written beside it.
 
 Who a student is comes from the platform's export (stored in the gradebook by ``grader batch``) and,
-where given, from a **roster CSV** (UTF-8, a header row, one row per student; :func:`load_roster`):
+where given, from a **roster CSV** (UTF-8, a header row, one row per student, ``,`` ``;`` or tab
+between cells; :func:`load_roster`):
 
 =========  ================================================================================
 column     meaning
@@ -25,6 +26,7 @@ Besides ``student``, at least one of the others; a cell the roster fills replace
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -95,18 +97,23 @@ class Exported:
 
 def load_roster(path: Path) -> dict[str, dict[str, str]]:
     """The roster CSV at ``path`` (see the module's docstring): student id -> {column: value}, only
-    the :data:`ROSTER_COLUMNS` it has, values stripped.
+    the :data:`ROSTER_COLUMNS` it has, values stripped. Separated by commas, or by semicolons or tabs
+    as Excel writes it in some locales (whichever the header holds most of); a BOM is skipped.
 
     Raises:
         InputError: unreadable or not UTF-8, no ``student`` column or none of the others, a row
             without a student id, or a student id twice.
     """
     try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            table = list(reader)
-            header = [(h or "").strip() for h in reader.fieldnames or []]
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        text = Path(path).read_text(encoding="utf-8-sig")
+        first = text.partition("\n")[0]
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=max(",;\t", key=first.count))
+        table = list(reader)
+        header = [(h or "").strip() for h in reader.fieldnames or []]
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the roster {path} is not UTF-8 (byte 0x{exc.object[exc.start]:02x} at position "
+                         f"{exc.start}); save it as UTF-8 (Excel: Save As > CSV UTF-8)") from exc
+    except (OSError, csv.Error) as exc:
         raise InputError(f"cannot read the roster {path} ({exc}); give a UTF-8 CSV file") from exc
     known = [c for c in ROSTER_COLUMNS if c in header]
     if "student" not in header or not known:
