@@ -143,6 +143,15 @@ def test_bad_arguments_are_input_errors(gradebook, tmp_path, args, message):
     assert not (tmp_path / "x.csv").exists()
 
 
+@pytest.mark.parametrize("name", ["gradebook.sqlite", "gradebook.sqlite-wal", "students.csv"])
+def test_out_never_overwrites_the_gradebook_or_the_id_mapping(gradebook, name):
+    before = (gradebook / name).read_bytes() if (gradebook / name).exists() else None
+    result = _export("moodle", "--gradebook", gradebook, "--out", gradebook / name)
+    assert result.exit_code == 2
+    assert (f"Error: --out {gradebook / name} would overwrite what grader batch wrote in {gradebook}; write the "
+            "export elsewhere") in result.output
+    assert ((gradebook / name).read_bytes() if (gradebook / name).exists() else None) == before
+
 def test_no_gradebook_in_the_folder_is_an_input_error(tmp_path):
     result = _export("moodle", "--gradebook", tmp_path, "--out", tmp_path / "x.csv")
     assert result.exit_code == 2

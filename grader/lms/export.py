@@ -36,6 +36,8 @@ from ..gradebook import Gradebook
 from . import canvas, moodle
 
 FORMATS = ("canvas", "moodle", "csv")
+#: What ``grader batch`` writes in its folder that an export must never replace (the gradebook, the id mapping).
+BATCH_FILES = ("gradebook.sqlite", "gradebook.sqlite-wal", "gradebook.sqlite-shm", "students.csv", "index.html")
 #: The identifiers each platform finds a student by (:class:`GradeRow` field, the platform's name for it).
 IDENTIFIERS = {"canvas": (("user_id", "ID"), ("sis_id", "SIS User ID"), ("login_id", "SIS Login ID")),
                "moodle": (("user_id", "participant id"),)}
@@ -224,7 +226,8 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
     Raises:
         InputError: an unknown format, no gradebook in ``gradebook``, a bad roster, an option that
             does not apply to ``fmt``, canvas without ``assignment``, a gradebook with no student, or
-            two students with one of the platform's identifiers (:data:`IDENTIFIERS`).
+            two students with one of the platform's identifiers (:data:`IDENTIFIERS`), or ``out`` is one
+            of the batch's own files (:data:`BATCH_FILES`).
     """
     if fmt not in FORMATS:
         raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -236,6 +239,9 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
     if fmt == "canvas" and not (assignment or "").strip():
         raise InputError("canvas needs --assignment \"NAME (ID)\": the header of the assignment's column in "
                          "Canvas's own gradebook export (Grades > Export), e.g. --assignment \"Exercise 3 (12345)\"")
+    if Path(out).resolve() in {(Path(gradebook) / name).resolve() for name in BATCH_FILES}:
+        raise InputError(f"--out {out} would overwrite what grader batch wrote in {gradebook}; write the export "
+                         "elsewhere")
     people = load_roster(roster) if roster else None
     with Gradebook.existing(gradebook) as book:
         if fmt == "csv":
