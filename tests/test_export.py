@@ -208,6 +208,36 @@ def test_two_students_with_one_platform_id_are_refused(gradebook, tmp_path, fmt,
     assert f"Error: {message}; give each student their own in the roster" in result.output
     assert not (tmp_path / "x.csv").exists()
 
+def _rubric_gradebook(folder):
+    """An exercise-1 gradebook as batch records it: ann's rubric total flagged for review, ben's not."""
+    from grader.results import CheckResult, SubmissionResult
+
+    with Gradebook(folder / "gradebook.sqlite", "exercise1", 1) as book:
+        for student, points, review in (("ann", 9, ["borderline total 9/17: within 1 of the pass mark 9"]),
+                                        ("ben", 14, [])):
+            checks = [CheckResult(f"test_concept_{i}", "", 1, "passed" if i < points else "failed") for i in range(17)]
+            result = SubmissionResult("exercise1", student, 1, checks, needs_review=review)
+            book.record(student, "graded", result=result, identity={"user_id": "501" if student == "ann" else "502",
+                                                                    "layout": "moodle"})
+    return folder
+
+
+def test_grades_needing_review_and_the_scale_are_said_on_export(tmp_path):
+    out = _rubric_gradebook(tmp_path)
+    result = _export("moodle", "--gradebook", out, "--out", tmp_path / "x.csv")
+    assert result.exit_code == 0, result.output
+    assert ("Warning: 1 student(s) need review before their grade is released (the reason is in the Grader note "
+            "column): ann") in result.output
+    assert ("Warning: grades are out of 17 points (exercise1's full marks); if the assignment is worth other points "
+            "in Moodle, export again with --points-possible") in result.output
+    rows = {r[0]: r for r in _table(tmp_path / "x.csv")[1:]}
+    assert (rows["Participant 501"][3], rows["Participant 502"][3]) == ("9", "14")  # exported all the same
+    result = _export("canvas", "--gradebook", out, "--out", tmp_path / "c.csv", "--assignment", "Ex 1 (5)",
+                     "--points-possible", 10)
+    assert result.exit_code == 0, result.output
+    assert f"the reason is in {tmp_path / 'c-notes.csv'}): ann" in result.output
+    assert "grades are out of" not in result.output
+
 def test_a_gradebook_without_any_grade_needs_points_possible(tmp_path):
     with Gradebook(tmp_path / "out" / "gradebook.sqlite", "exercise3", 1) as book:
         book.record("carol", "refused", error="no attention.py found in the submission (looked in every folder).")

@@ -149,7 +149,9 @@ def test_canvas_export_of_a_canvas_download_carries_the_canvas_ids(canvas_batch,
     assert table[1] == ["Points Possible", "", "", "", "", "24"]
     assert table[2:] == [["doejane", "34567", "", "", "", "24"], ["leeann", "45678", "", "", "", "24"],
                          ["müllerzoë", "12345", "", "", "", "24"], ["smithjohn", "23456", "", "", "", "0"]]
-    assert done.notes is None and done.warnings == []
+    assert done.notes is None and done.warnings == [
+        "grades are out of 24 points (exercise3's full marks); if the assignment is worth other points in Canvas, "
+        "export again with --points-possible"]
 
 
 # ------------------------------------------------------------------------------------------ Moodle
@@ -246,7 +248,9 @@ def test_moodle_export_of_a_moodle_download_carries_the_participant_ids(moodle_b
     zoe = table["Participant 123456"]
     assert (zoe["Full name"], zoe["Grade"], zoe["Maximum grade"], zoe["Feedback comments"]) == (
         "Zoë Müller", "24", "24", "24 of 24 points.")
-    assert table["Participant 234567"]["Grade"] == "0" and done.warnings == []
+    assert table["Participant 234567"]["Grade"] == "0" and done.warnings == [
+        "grades are out of 24 points (exercise3's full marks); if the assignment is worth other points in Moodle, "
+        "export again with --points-possible"]
 
 
 def test_one_platforms_ids_are_never_written_as_anothers(moodle_batch, canvas_batch, tmp_path):

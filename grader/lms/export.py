@@ -247,13 +247,18 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
         if fmt == "csv":
             book.write_csv(out)
             return Exported(Path(out), len(book.students()))
-        rows = book.rows()
+        rows, exercise = book.rows(), book.exercise
     if not rows:
         raise InputError(f"the gradebook in {gradebook} holds no student yet; run grader batch first")
     lines, warnings = grade_rows(rows, fmt, people, points_possible)
     _check_unique(lines, IDENTIFIERS[fmt])
     if fmt == "canvas":
         notes, more = canvas.write_gradebook(lines, Path(out), assignment)
-        return Exported(Path(out), len(lines), notes, warnings + more)
-    more = moodle.write_gradebook(lines, Path(out), datetime.now(timezone.utc))
-    return Exported(Path(out), len(lines), None, warnings + more)
+    else:
+        notes, more = None, moodle.write_gradebook(lines, Path(out), datetime.now(timezone.utc))
+    _listed(more, [r.student for r in lines if r.note.startswith("needs review")],
+            f"need review before their grade is released (the reason is in {notes or 'the Grader note column'})")
+    if points_possible is None:
+        more.append(f"grades are out of {lines[0].full_marks} points ({exercise}'s full marks); if the assignment "
+                    f"is worth other points in {fmt.capitalize()}, export again with --points-possible")
+    return Exported(Path(out), len(lines), notes, warnings + more)
