@@ -124,8 +124,12 @@ def test_moodle_export_is_the_offline_grading_worksheet(gradebook, roster, tmp_p
     assert rows["Participant 1001"][6:] == ["100 of 100 points.", ""]
     assert rows["Participant 1002"][3] == "0"
     carol = rows["Participant 1003"]
-    assert (carol[3], carol[6]) == ("", "") and carol[7].startswith("no grade: the submission was refused")
+    assert carol[3] == "" and carol[7].startswith("no grade: the submission was refused")
+    # Moodle's upload replaces the feedback with this cell even without a grade: say why there is none.
+    assert carol[6].startswith("No grade: carol.zip is not a readable zip file")
     assert rows["dan"][0] == "" and rows["dan"][3] == ""  # no participant id: Moodle cannot import it
+    assert rows["dan"][6] == ("Not graded yet: the grader failed on this submission (not your fault); it will be "
+                              "graded again.")
     modified = datetime.fromisoformat(rows["Participant 1001"][5])
     assert before <= modified <= datetime.now(timezone.utc) + timedelta(seconds=1)
     assert "Moodle cannot import them (give a --roster with user_id): dan" in result.output

@@ -56,7 +56,8 @@ class GradeRow:
         points_possible: full marks on the platform's scale.
         name, email, sis_id, login_id, user_id, section: who it is (``""`` unknown; see the roster).
         note: for the instructor: why there is no grade, or why a person should look at it.
-        feedback: for the student: the score in one sentence (``""`` without a grade).
+        feedback: for the student: the score in one sentence, or why there is no grade (a refused
+            submission's reason is written for the student; a grader error is said to be none of theirs).
     """
 
     student: str
@@ -162,7 +163,7 @@ def grade_rows(rows: list[dict], platform: str, roster: dict[str, dict[str, str]
             identity["user_id"] = ""
             foreign.setdefault(layout, []).append(row["student"])
         identity.update({k: v for k, v in (roster or {}).get(row["student"], {}).items() if v})
-        points, note, feedback = None, _note(row), ""
+        points, note, feedback = None, _note(row), _no_grade_feedback(row)
         if row["status"] == "graded" and full > 0:
             points = round(row["score"] * scale / full, 2)
             feedback = f"{_number(points)} of {_number(scale)} points."
@@ -194,6 +195,14 @@ def _check_unique(lines: list[GradeRow], identifiers: tuple[tuple[str, str], ...
                 raise InputError(f"{seen[value]} and {line.student} both have the {label} {value}; give each "
                                  "student their own in the roster")
             seen.setdefault(value, line.student)
+
+
+def _no_grade_feedback(row: dict) -> str:
+    if row["status"] == "refused":
+        return f"No grade: {row['error']}"
+    if row["status"] == "grader_error":
+        return "Not graded yet: the grader failed on this submission (not your fault); it will be graded again."
+    return ""
 
 
 def _note(row: dict) -> str:

@@ -115,8 +115,10 @@ def write_gradebook(rows: list, out: Path, modified: datetime) -> list[str]:
     Moodle skips a blank grade, a grade above the assignment's maximum, and a grade changed in Moodle
     after ``Last modified (grade)`` (here ``modified``, ISO 8601 with its offset) unless "Allow
     updating records that have been modified more recently in Moodle" is ticked.
-    ``Feedback comments`` (the score in one sentence) becomes the student's feedback; ``Grader note``
-    (why there is no grade, what needs review) is for the instructor only.
+    ``Feedback comments`` (the score in one sentence, or why there is none) replaces the student's
+    feedback, even on a row without a grade (``assignfeedback_offline``'s import sets every
+    feedback cell that differs from Moodle's, blank included); ``Grader note`` (why there is no
+    grade, what needs review) is for the instructor only.
 
     Returns:
         The warnings to show (rows without a participant id, which Moodle cannot import).
