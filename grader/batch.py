@@ -13,7 +13,6 @@ from __future__ import annotations
 import _thread
 import atexit
 import csv
-import fcntl
 import io
 import json
 import multiprocessing
@@ -42,6 +41,11 @@ from . import lms
 from .errors import InputError
 from .lms import Submission, gradescope
 from .lms.unpack import MAX_UNZIPPED_BYTES, RefusedSubmission, locate, safe_extract
+
+try:
+    import fcntl
+except ImportError:  # Windows: batch cannot grade there (no sandbox), but the module imports
+    fcntl = None
 
 #: Name of the lock file a worker holds in its scratch folder while it lives.
 SCRATCH_LOCK = ".alive"
@@ -78,7 +82,8 @@ def _init_worker(parent: int) -> None:
     os.environ.setdefault("MPLCONFIGDIR", os.path.join(tempfile.gettempdir(), "grader-matplotlib"))
     starting = tempfile.mkdtemp(prefix="grader-starting-")
     lock = os.open(os.path.join(starting, SCRATCH_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    fcntl.flock(lock, fcntl.LOCK_EX)  # held until this process ends (the fd is never closed)
+    if fcntl is not None:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # held until this process ends (the fd is never closed)
     scratch = starting.replace("grader-starting-", "grader-worker-")
     os.rename(starting, scratch)  # only ever seen under this name with its lock held
     tempfile.tempdir = scratch
@@ -94,7 +99,10 @@ def _remove_stale_scratch() -> None:
     """Remove the scratch folders of batch workers that no longer run (a batch killed with SIGKILL
     leaves its workers' folders, with copies of submissions, behind). A worker holds an exclusive
     lock on its folder's :data:`SCRATCH_LOCK` for its whole life, in whatever PID namespace it
-    runs; a folder whose lock can be taken is stale (a folder gets its name only once locked)."""
+    runs; a folder whose lock can be taken is stale (a folder gets its name only once locked).
+    Without ``fcntl`` nothing is removed (no lock tells a live worker's folder from a stale one)."""
+    if fcntl is None:
+        return
     for folder in Path(tempfile.gettempdir()).glob("grader-worker-*"):
         try:
             fd = os.open(folder / SCRATCH_LOCK, os.O_RDWR | os.O_CLOEXEC)

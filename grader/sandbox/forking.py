@@ -4,7 +4,7 @@ Standard library and NumPy only; copied into the template's folder with ``worker
 :class:`grader.sandbox.template.Template` (under bubblewrap when available).
 
 **Template** (:func:`template_main`). It imports NumPy once, then waits on its control socket
-(fd 0, ``SOCK_SEQPACKET``) for requests::
+(fd 0, ``SOCK_SEQPACKET``, or ``SOCK_DGRAM`` on macOS) for requests::
 
     {"op": "fork", "job": N, "cfg": {...}}   + 3 fds (requests in, replies out, output)
     {"op": "kill", "job": N}
@@ -182,13 +182,17 @@ def template_main(cfg: dict) -> int:
     import faulthandler  # noqa: F401
     import importlib.util  # noqa: F401
     import inspect  # noqa: F401
-    import resource  # noqa: F401
     import shutil  # noqa: F401
     import traceback  # noqa: F401
+
+    with contextlib.suppress(ImportError):  # no rlimits where it is missing (the judge says so)
+        import resource  # noqa: F401
 
     import numpy  # noqa: F401
 
     control = socket.socket(fileno=0)
+    parent = os.getppid()  # a datagram control socket (macOS) never reads as closed: the judge's exit is watched
+    kill_group = getattr(os, "killpg", os.kill)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -200,12 +204,21 @@ def template_main(cfg: dict) -> int:
         with contextlib.suppress(OSError):
             control.send(json.dumps(message).encode())
 
+    def end_jobs() -> int:  # the judge is gone: so are its jobs
+        for pid in jobs:
+            with contextlib.suppress(OSError):
+                kill_group(pid, signal.SIGKILL)
+        return 0
+
     say({"ready": True})
     with selectors.DefaultSelector() as sel:
         sel.register(control, selectors.EVENT_READ)
         sel.register(wake_r, selectors.EVENT_READ)
         while True:
-            for key, _ in sel.select():
+            ready = sel.select(timeout=1.0)
+            if not ready and os.getppid() != parent:
+                return end_jobs()
+            for key, _ in ready:
                 if key.fileobj == wake_r:
                     with contextlib.suppress(BlockingIOError, InterruptedError):
                         os.read(wake_r, 4096)
@@ -223,11 +236,8 @@ def template_main(cfg: dict) -> int:
                     data, fds, _, _ = socket.recv_fds(control, 1 << 16, 3)
                 except InterruptedError:
                     continue
-                if not data:  # the judge is gone: so are its jobs
-                    for pid in jobs:
-                        with contextlib.suppress(OSError):
-                            os.killpg(pid, signal.SIGKILL)
-                    return 0
+                if not data:
+                    return end_jobs()
                 request = json.loads(data)
                 if request.get("op") == "fork" and len(fds) == 3:
                     pid = os.fork()
@@ -246,7 +256,7 @@ def template_main(cfg: dict) -> int:
                                 os.kill(pid, signal.SIGTERM)
                         elif job == request["job"]:
                             with contextlib.suppress(OSError):
-                                os.killpg(pid, signal.SIGKILL)
+                                kill_group(pid, signal.SIGKILL)
                 else:
                     for fd in fds:
                         os.close(fd)

@@ -24,7 +24,11 @@ With bubblewrap (Debian's ``bubblewrap``, the sandbox Flatpak uses), in two laye
 
 Without bubblewrap (e.g. macOS) a job is a plain child process in its own session with the same
 rlimits, running as the grader's user with no file-system or network isolation; every report
-says so, ``grade`` says so on the terminal and ``--require-isolation`` refuses to run.
+says so, ``grade`` says so on the terminal and ``--require-isolation`` refuses to run. Where a
+facility is missing the rest still holds: no ``resource`` module, no rlimits (the report says so);
+no ``os.killpg``, a stopped job's own process is killed instead of its group; no ``SOCK_SEQPACKET``
+(macOS), the template's control socket is a datagram socket. Without ``os.fork`` or
+``socket.send_fds`` (Windows) nothing can run: :func:`unsupported_platform` says why.
 
 Either way: a scrubbed environment (:func:`scrubbed_env`), Python in isolated mode without
 ``site``, the submission's folder appended to ``sys.path`` (it cannot shadow NumPy), and a
@@ -33,11 +37,33 @@ wall-clock deadline per call that ends in SIGKILL of the job.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
+
+
+def unsupported_platform() -> str:
+    """Why no sandbox can start on this platform, in one line for the user ("" when one can).
+
+    The template forks a process per submission and hands it its pipes over a Unix socket, so it
+    needs ``os.fork``, ``socket.AF_UNIX`` and ``socket.send_fds`` (Linux, macOS; not Windows).
+    """
+    missing = [name for name, there in (("os.fork", hasattr(os, "fork")), ("socket.AF_UNIX", hasattr(socket, "AF_UNIX")),
+                                        ("socket.send_fds", hasattr(socket, "send_fds"))) if not there]
+    if not missing:
+        return ""
+    return (f"student code cannot be run here: this Python has no {', '.join(missing)} (the sandbox forks a process "
+            "per submission, as on Linux and macOS; Windows cannot). On Windows use WSL, e.g. `wsl --install "
+            "Ubuntu`, and run the grader inside it.")
+
+
+def has_rlimits() -> bool:
+    """True when this Python has the ``resource`` module (rlimits); the sandbox runs the same Python."""
+    return importlib.util.find_spec("resource") is not None
 
 
 @functools.lru_cache(maxsize=1)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..exercises import Exercise, Limits
 from . import messages
-from .isolation import bubblewrap_works
+from .isolation import bubblewrap_works, has_rlimits, unsupported_platform
 from .template import JobProcess, TemplateLost, UidClaim, claim_uid, template_for
 from .channel import Closed, OutputDrain, Timeout, receive, send
 from .wire import FrameTooLarge, ProtocolError, decode, encode, frame_bytes
@@ -118,7 +118,10 @@ class Sandbox:
             return ("bubblewrap: own PID, mount and network namespaces (no network), read-only system, "
                     "private writable copy of the submission and private /tmp, own unprivileged user, rlimits")
         how = "plain child process with rlimits (bubblewrap not available): no network or file-system isolation"
-        if os.name == "posix" and os.getuid() == 0:
+        if not has_rlimits():
+            how = ("plain child process without rlimits (neither bubblewrap nor the resource module is available): "
+                   "no network or file-system isolation, no CPU, memory or process limits; only the time limit per call")
+        elif os.name == "posix" and os.getuid() == 0:
             how += "; running as root, so the process limit does not bind"
         return how
 
@@ -159,12 +162,15 @@ class Sandbox:
 
     def _spawn_unlocked(self) -> None:
         self.ready = self.loaded = False
+        unsupported = unsupported_platform()
+        if unsupported:
+            raise RuntimeError(unsupported)
         if self.bubblewrap and os.getuid() == 0 and self.claim is None:
             self.claim = claim_uid()
         cfg = {
             "cpu": self.limits.cpu, "memory_mb": self.limits.memory_mb,
             "file_size_mb": self.limits.file_size_mb, "processes": self.limits.processes,
-            "uid": self.uid, "module": self.exercise.module,
+            "uid": self.uid, "module": self.exercise.module, "rlimits": has_rlimits(),
             "forbidden_imports": list(self.exercise.forbidden_imports),
             "preload": list(self.exercise.preload),
         }

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -28,6 +28,11 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no sandbox can start there (isolation.unsupported_platform), but the grader imports
+    fcntl = None
 
 from .isolation import package_dirs, python_roots, scrubbed_env, site_packages, template_command
 
@@ -38,6 +43,8 @@ START_TIMEOUT = 30.0
 UID_LOCKS = Path("/tmp/grader-uids")
 #: The uids sandboxes run as when the grader is root: UID_BASE .. UID_BASE + UID_COUNT - 1.
 UID_BASE, UID_COUNT = 61000, 1000
+#: Kills a process group; where there is none (``os.killpg`` missing), just the process (a job leads its group).
+_kill_group = getattr(os, "killpg", os.kill)
 
 
 class UidClaim:
@@ -150,7 +157,7 @@ class Template:
         cfg = {"site_packages": site_packages()}
         python = [sys.executable, "-I", "-S", f"{self.inside}/forking.py", json.dumps(cfg)]
         cmd = template_command(self.dir, python, hidden) if bubblewrap else python
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours, theirs = _control_sockets()
         self._log = open(self.dir / "template.log", "wb+")
         self.proc = subprocess.Popen(cmd, stdin=theirs, stdout=self._log, stderr=self._log, env=scrubbed_env(),
                                      cwd=str(self.dir), start_new_session=True)
@@ -179,11 +186,16 @@ class Template:
         return ""
 
     def _read(self) -> None:
-        """Route the template's messages (a job's pid, a job's end) until it ends."""
+        """Route the template's messages (a job's pid, a job's end) until it ends (a datagram socket
+        never reads as closed: the template's exit is checked every second too)."""
         while True:
             try:
+                if not select.select([self.sock], [], [], 1.0)[0]:
+                    if self.proc.poll() is None:
+                        continue
+                    break
                 data = self.sock.recv(1 << 16)
-            except OSError:
+            except (OSError, ValueError):  # ValueError: closed by close()
                 data = b""
             if not data:
                 break
@@ -248,7 +260,7 @@ class Template:
         """Kill ``job`` and everything it started."""
         if not self.bubblewrap and job.pid is not None and job.returncode is None:
             with contextlib.suppress(OSError):  # same PID namespace: no need to wait for the template
-                os.killpg(job.pid, signal.SIGKILL)
+                _kill_group(job.pid, signal.SIGKILL)
         with contextlib.suppress(OSError), self._send_lock:
             self.sock.send(json.dumps({"op": "kill", "job": job.job}).encode())
 
@@ -258,11 +270,21 @@ class Template:
         with contextlib.suppress(OSError):
             self.sock.close()
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            _kill_group(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
         self._log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _control_sockets() -> tuple[socket.socket, socket.socket]:
+    """A connected pair of Unix sockets that keep message boundaries: ``SOCK_SEQPACKET``, or on macOS,
+    which has none, ``SOCK_DGRAM`` (reliable between Unix sockets; its messages are limited to
+    ``net.local.dgram.maxdgram``, 2 KiB by default, and a job's request is under 1 KiB)."""
+    try:
+        return socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    except (OSError, AttributeError):
+        return socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
 
 
 _templates: dict[tuple[bool, tuple[str, ...]], Template] = {}

@@ -60,11 +60,14 @@ OPEN_FILES = 256
 
 
 def _apply_limits(cfg: dict) -> None:
-    """The rlimits of ``cfg``, then the job's own unprivileged uid (when running as root)."""
-    import resource
-
+    """The rlimits of ``cfg`` (none where the judge found no ``resource`` module: ``cfg["rlimits"]``
+    false, and the report says so), then the job's own unprivileged uid (when running as root)."""
+    try:
+        import resource
+    except ImportError:
+        resource = None
     mib = 1024 * 1024
-    limits = [
+    limits = [] if resource is None or not cfg.get("rlimits", True) else [
         (resource.RLIMIT_CPU, cfg["cpu"]),
         (resource.RLIMIT_AS, cfg["memory_mb"] * mib),
         (resource.RLIMIT_FSIZE, cfg["file_size_mb"] * mib),
