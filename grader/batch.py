@@ -34,7 +34,7 @@ import click
 from . import exercises, judge, overview, report
 from .report import write_atomic
 from .gradebook import Gradebook, _cell
-from .overrides import apply_overrides, load_overrides
+from .overrides import apply_overrides, check_before_grading, load_overrides
 from .results import SubmissionResult
 from .sandbox.session import _not_copied
 from . import lms
@@ -266,8 +266,9 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
         resume: keep the grades already in ``out`` and grade only the missing students.
         budget: wall seconds each submission's code may use in total (None: per-call limits only).
         seed: seed of a new batch (a resumed batch keeps its own; another seed is refused).
-        overrides: an instructor's overrides CSV (see :mod:`grader.overrides`), merged into
-            every graded student's result, row, report and Gradescope JSON after grading.
+        overrides: an instructor's overrides CSV (see :mod:`grader.overrides`), checked against the
+            exercise's checks before grading, merged into every graded student's result, row, report
+            and Gradescope JSON after grading.
         layout: one of :data:`grader.lms.LAYOUTS`, or ``auto`` to detect it.
 
     Returns:
@@ -275,12 +276,15 @@ def run(exercise_name: str, submissions_dir: Path, out: Path, *, jobs: int = 2, 
 
     Raises:
         InputError: bad arguments, no submission found, ``out`` already holds grades and ``resume``
-            is off, or ``resume`` with another seed than the gradebook's.
+            is off, ``resume`` with another seed than the gradebook's, or an overrides row naming a
+            check the exercise does not have (:class:`~grader.overrides.OverrideError`).
     """
     exercise = exercises.load(exercise_name)
     if jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {jobs}")
     decisions = load_overrides(overrides) if overrides else {}  # a bad file fails before any grading
+    if decisions:  # so does a check the exercise does not have (its checks collected, nothing graded)
+        check_before_grading(decisions, exercise.name, judge.collected_checks(exercise))
     db_path = out / "gradebook.sqlite"
     if db_path.exists() and not resume:
         raise InputError(f"{out} already holds a gradebook; add --resume to finish it, or choose another --out")

@@ -20,7 +20,7 @@ import click
 import pytest
 
 from .errors import InputError
-from .exercises import Exercise, course_root
+from .exercises import Exercise, SpecError, course_root
 from .plugin import GradingPlugin, Job
 from .results import CheckResult, SubmissionResult
 from .sandbox import Sandbox
@@ -29,6 +29,27 @@ from .sandbox import Sandbox
 def new_seed() -> int:
     """A fresh seed for a grading run (31 bits, so it is easy to type back with ``--seed``)."""
     return secrets.randbelow(2**31)
+
+
+def _pytest_args(exercise: Exercise, quick: bool = False, folders: list[Path] | None = None) -> list[str]:
+    """pytest's command line for ``exercise``'s checks in ``folders`` (default: its public and hidden
+    tests); the course root goes on ``sys.path``."""
+    root = str(course_root())
+    if root not in sys.path:
+        sys.path.insert(0, root)  # tests import their helpers as exercises.<name>.tests.<module>
+    return [str(d) for d in (exercise.test_dirs if folders is None else folders)] + [
+        # Plugins a grading run does not use; unraisableexception alone costs two gc.collect().
+        "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:logging",
+        "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:doctest",
+        "-p", "no:junitxml", "-p", "no:pastebin", "-p", "no:stepwise", "-p", "no:legacypath",
+        # The session outlives any one check and shares the process with its caller: pytest
+        # must not swap stdout/stderr or the warning filters process-wide (the checks print
+        # nothing; the student's output is the sandbox's).
+        "-p", "no:faulthandler", "-p", "no:warnings", "--capture=no",
+        # Checks fail with CheckFailure, so pytest's assertion rewriting buys nothing here.
+        "--assert=plain",
+        "--import-mode=importlib", f"--rootdir={root}", "-o", "addopts=", "-o", "testpaths=",
+    ] + (["-m", "not slow"] if quick else [])
 
 
 class Judge:
@@ -50,22 +71,7 @@ class Judge:
         self.exercise = exercise
         self._closed = False
         self._only = tuple(checks)
-        root = str(course_root())
-        if root not in sys.path:
-            sys.path.insert(0, root)  # tests import their helpers as exercises.<name>.tests.<module>
-        self._args = [str(d) for d in exercise.test_dirs] + [
-            # Plugins a grading run does not use; unraisableexception alone costs two gc.collect().
-            "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:logging",
-            "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:doctest",
-            "-p", "no:junitxml", "-p", "no:pastebin", "-p", "no:stepwise", "-p", "no:legacypath",
-            # The session outlives any one check and shares the process with its caller: pytest
-            # must not swap stdout/stderr or the warning filters process-wide (the checks print
-            # nothing; the student's output is the sandbox's).
-            "-p", "no:faulthandler", "-p", "no:warnings", "--capture=no",
-            # Checks fail with CheckFailure, so pytest's assertion rewriting buys nothing here.
-            "--assert=plain",
-            "--import-mode=importlib", f"--rootdir={root}", "-o", "addopts=", "-o", "testpaths=",
-        ] + (["-m", "not slow"] if quick else [])
+        self._args = _pytest_args(exercise, quick)
         self._start()
 
     def _start(self) -> None:
@@ -197,3 +203,49 @@ def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, use_
     """
     with Judge(exercise, quick=quick, checks=checks) as judge:
         return judge.grade(submission, seed=seed, use_bubblewrap=use_bubblewrap, budget=budget)
+
+
+class _Collector:
+    """A pytest plugin that keeps the collected test items and the collection errors."""
+
+    def __init__(self):
+        self.items: list = []
+        self.errors: list[str] = []
+
+    def pytest_collection_finish(self, session):
+        self.items = list(session.items)
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append(f"{report.nodeid}: {report.longreprtext[-1000:]}")
+
+
+def collect_items(exercise: Exercise, folders: list[Path] | None = None) -> list[pytest.Item]:
+    """The pytest items of ``exercise``'s checks in ``folders`` (default: its public and hidden tests),
+    collected without running anything.
+
+    Raises:
+        SpecError: the tests do not load (the message holds the first collection error).
+    """
+    collector = _Collector()
+    pytest.main(_pytest_args(exercise, folders=folders) + ["--collect-only"],
+                plugins=[GradingPlugin(exercise, []), collector])
+    if collector.errors:
+        raise SpecError(f"the tests of {exercise.name} do not load: {collector.errors[0]}")
+    return collector.items
+
+
+def collected_checks(exercise: Exercise) -> list[CheckResult]:
+    """Every check of ``exercise``, with its name and points, collected by pytest without grading
+    anything (``grader batch --overrides`` checks the file against them before grading). Status
+    ``passed`` and no feedback: only the names and ``max_points`` mean something.
+
+    Raises:
+        SpecError: the exercise's tests do not load, so its checks cannot be known.
+    """
+    checks = []
+    for item in collect_items(exercise):
+        marker = item.get_closest_marker("check")
+        points = marker.kwargs.get("points", 1) if marker else 1
+        checks.append(CheckResult(name=item.name, description="", max_points=float(points), status="passed"))
+    return checks

@@ -20,19 +20,19 @@ which replaces the automatic points in the score, the gradebook and the report.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from dataclasses import dataclass
 from pathlib import Path
 
-import click
-
+from .errors import InputError
 from .results import CheckResult, SubmissionResult
 
 COLUMNS = ("student", "check", "points", "comment")
 
 
-class OverrideError(click.ClickException):
-    """A row of an overrides file is wrong; the message names the file and the line."""
+class OverrideError(InputError):
+    """A row of an overrides file is wrong; the message names the file and the line (exit status 2)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,21 @@ def apply_overrides(result: SubmissionResult, overrides_for_student: list[Overri
     for check, o in planned:
         check.override = {"points": o.points, "comment": o.comment}
     return result
+
+
+def check_before_grading(decisions: dict[str, list[Override]], exercise: str, checks: list[CheckResult]) -> None:
+    """Refuse ``decisions`` (:func:`load_overrides`) before anything is graded when a row names a check
+    that ``checks`` (the exercise's, from :func:`grader.judge.collected_checks`) does not have, matches
+    several of them, or gives more points than the check is worth: each student's rows are applied to
+    a copy of ``checks`` as :func:`apply_overrides` would apply them to the student's result.
+
+    Raises:
+        OverrideError: as :func:`apply_overrides`, naming the file and the line.
+    """
+    for rows in decisions.values():
+        blank = SubmissionResult(exercise=exercise, submission="", seed=0,
+                                 checks=[dataclasses.replace(c) for c in checks])
+        apply_overrides(blank, rows)
 
 
 def student_of(result: SubmissionResult) -> str:

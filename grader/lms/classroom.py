@@ -34,14 +34,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 import yaml
 
-from ..exercises import Exercise, SpecError, course_root
+from ..exercises import Exercise, SpecError
 from . import Submission
 from .unpack import JUNK
 
@@ -106,21 +104,6 @@ class PublicCheck:
     points: float
 
 
-class _Collector:
-    """Keeps the items pytest collects, and its collection errors."""
-
-    def __init__(self):
-        self.items: list = []
-        self.errors: list[str] = []
-
-    def pytest_collection_finish(self, session):
-        self.items = list(session.items)
-
-    def pytest_collectreport(self, report):
-        if report.failed:
-            self.errors.append(f"{report.nodeid}: {report.longreprtext[-1000:]}")
-
-
 def public_checks(exercise: Exercise) -> list[PublicCheck]:
     """The checks in ``exercises/NAME/tests/public``, in collection order, one per test function,
     read from their ``check`` markers by collecting them with pytest (nothing is run).
@@ -128,20 +111,12 @@ def public_checks(exercise: Exercise) -> list[PublicCheck]:
     Raises:
         SpecError: the public tests do not load, or hold no check.
     """
-    from ..plugin import GradingPlugin, _first_paragraph
+    from ..judge import collect_items
+    from ..plugin import _first_paragraph
 
     public = exercise.root / "tests" / "public"
-    root = str(course_root())
-    if root not in sys.path:
-        sys.path.insert(0, root)  # the tests import their helpers as exercises.<name>.tests.<module>
-    collector = _Collector()
-    pytest.main([str(public), "--collect-only", "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:randomly",
-                 "--import-mode=importlib", f"--rootdir={root}", "-o", "addopts=", "-o", "testpaths="],
-                plugins=[GradingPlugin(exercise, []), collector])
-    if collector.errors:
-        raise SpecError(f"the public tests of {exercise.name} do not load: {collector.errors[0]}")
     checks: dict[str, PublicCheck] = {}
-    for item in collector.items:
+    for item in collect_items(exercise, [public]):
         marker = item.get_closest_marker("check")
         points = float(marker.kwargs.get("points", 1)) if marker else 1.0
         name = item.originalname
