@@ -1,19 +1,28 @@
 """Command line: ``grade`` (the student's shortcut) and ``grader`` (everything).
 
 Each command is a thin wrapper over :mod:`grader.judge`, :mod:`grader.report` and
-:mod:`grader.exercises`; expected errors are ``click.ClickException`` ("Error: ...", exit 1).
+:mod:`grader.exercises`; what the user typed is checked first (:mod:`grader.arguments`). Exit
+statuses (:mod:`grader.errors`): 0 full marks, 1 graded below full marks, 2 usage or input error.
+``NO_COLOR`` (https://no-color.org), set and not empty, turns colours off everywhere.
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import click
 
-from . import exercises, judge, progress, report
+from . import arguments, exercises, judge, progress, report
+from .errors import InputError, graded_status
 from .lms import LAYOUTS
 from .sandbox import bubblewrap_works
+from .sandbox.isolation import unsupported_platform
+
+#: -h as well as --help, on ``grade`` and on every ``grader`` command.
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+PACKAGE = "transformer-lesson-grader"
 
 
 class _ProgressLine:
@@ -39,16 +48,30 @@ class _ProgressLine:
             sys.stderr.flush()
 
 
+def _no_color() -> None:
+    """Honour NO_COLOR (https://no-color.org: set and not empty): click.echo strips every style then."""
+    if os.environ.get("NO_COLOR"):
+        click.get_current_context().color = False
+
+
+def _platform_or_refuse() -> None:
+    """Raises InputError (nothing graded) where no sandbox can start, e.g. Windows (no os.fork)."""
+    unsupported = unsupported_platform()
+    if unsupported:
+        raise InputError(unsupported)
+
+
 def _isolation_or_warning(require: bool) -> None:
     """Without bubblewrap, one line on stderr says student code runs unisolated; ``require`` refuses instead.
 
     Raises:
-        click.ClickException: ``require`` and no bubblewrap.
+        InputError: ``require`` and no bubblewrap, or a platform where no sandbox can start.
     """
+    _platform_or_refuse()
     if bubblewrap_works():
         return
     if require:
-        raise click.ClickException(
+        raise InputError(
             "--require-isolation: bubblewrap is not available here, so the code would run as you, with your "
             "files and network. Install it (apt-get install bubblewrap) or leave out --require-isolation.")
     click.echo("Warning: not isolated: bubblewrap is not available, so the graded code runs as you, with your files "
@@ -76,6 +99,9 @@ def _grade_and_show(name: str, submission: Path, *, seed: int | None, as_json: b
     else:
         click.echo(report.terminal_summary(result, verbose=verbose))
         click.echo(f"Report: {path}")
+    if result.grader_errors:
+        click.echo(f"Warning: {len(result.grader_errors)} check(s) hit an error of the grader itself (not your "
+                   "fault): this grade is incomplete; please tell the course staff.", err=True)
     return result
 
 
@@ -100,15 +126,19 @@ report_option = click.option("--report", "report_path", type=click.Path(dir_okay
                              default=None, help="Where to write the HTML report [default: reports/EXERCISE.html].")
 
 
-@click.group()
-@click.version_option(package_name="transformer-lesson-grader")
+@click.group(context_settings=CONTEXT)
+@click.version_option(package_name=PACKAGE, prog_name="grader")
 def main():
-    """Grader for the lesson on multi-head attention and the transformer block."""
+    """Grader for the lesson on multi-head attention and the transformer block.
+
+    Exit statuses: 0 full marks (or success), 1 graded below full marks, 2 usage or input error.
+    """
+    _no_color()
 
 
 @main.command("grade")
 @click.argument("exercise")
-@click.option("--submission", type=click.Path(file_okay=False, path_type=Path), required=True,
+@click.option("--submission", type=click.Path(path_type=Path), required=True,
               help="Folder holding the submission's files.")
 @seed_option
 @json_option
@@ -129,6 +159,8 @@ def grade_command(exercise, submission, seed, as_json, report_path, quick, requi
                   force_container, gradescope_path, hidden_visibility, verbose):
     """Grade one submission folder.
 
+    Exits 0 on full marks, 1 below full marks (or when a check hit a grader error), 2 when nothing
+    was graded (unknown exercise, no such folder, none of the exercise's files in it).
     Example: grader grade exercise3 --submission solutions/exercise3 --json
 
     Gradescope's run_autograder: grader grade exercise3 --submission /autograder/submission
@@ -140,8 +172,12 @@ def grade_command(exercise, submission, seed, as_json, report_path, quick, requi
     if force_container and isolation != "container":
         raise InputError("--force-container goes with --isolation container; add that, or leave both out")
     container = container_isolation(force_container) if isolation == "container" else ""
-    if gradescope_path is not None:
+    ex = arguments.exercise(exercise)
+    if gradescope_path is not None:  # an empty upload still gets a results.json: its checks say what is missing
         submission = _nested_submission(exercise, submission)
+    else:
+        submission = arguments.submission_folder(ex, submission, lambda e, f: f"grader grade {e} --submission {f}")
+    report_path = arguments.report_path(report_path, exercise, submission)
     result = _grade_and_show(exercise, submission, seed=seed, as_json=as_json, report_path=report_path,
                              verbose=verbose, quick=quick, require_isolation=require_isolation, container=container)
     if gradescope_path is not None:
@@ -149,6 +185,7 @@ def grade_command(exercise, submission, seed, as_json, report_path, quick, requi
 
         data = gradescope.results_json(result, hidden_visibility=hidden_visibility)
         click.echo(f"Gradescope results: {report.write_atomic(gradescope_path, json.dumps(data, indent=2))}", err=True)
+    sys.exit(graded_status(result))
 
 
 def _nested_submission(exercise: str, folder: Path) -> Path:
@@ -193,8 +230,9 @@ def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_uniso
     """
     from . import batch
 
+    _platform_or_refuse()
     if not bubblewrap_works() and not allow_unisolated:
-        raise click.ClickException(
+        raise InputError(
             "bubblewrap is not available, so student code would run as you, able to read and change every "
             "file you can (other students' work, the gradebook). Install it (apt-get install bubblewrap) or "
             "pass --allow-unisolated.")
@@ -339,8 +377,9 @@ def check_solutions_command(seed, only):
         sys.exit(1)
 
 
-@click.command()
-@click.argument("exercise")
+@click.command(context_settings=CONTEXT)
+@click.version_option(package_name=PACKAGE, prog_name="grade")
+@click.argument("exercise", required=False)
 @click.argument("folder", required=False, type=click.Path(path_type=Path))
 @seed_option
 @json_option
@@ -353,19 +392,18 @@ def grade_shortcut(exercise, folder, seed, as_json, report_path, quick, require_
     """Grade your work on EXERCISE: the folder ./EXERCISE, or FOLDER when given.
 
     EXERCISE may also be the path of your folder (its name is the exercise). Writes
-    reports/EXERCISE.html; exits 0 on full marks, 1 otherwise.
+    reports/EXERCISE.html (beside your folder when run inside it: `grade .`). Exits 0 on full marks,
+    1 below full marks (or when a check hit a grader error), 2 when nothing was graded.
 
-    Examples: grade exercise3 / grade ~/course/exercise3 / grade exercise3 my_attempt/
+    Examples: grade exercise3 / grade ~/course/exercise3 / grade . / grade exercise3 my_attempt/
     """
-    if folder is None and Path(exercise).name != exercise:  # `grade path/to/exercise3`, `grade .`
-        folder, exercise = Path(exercise), Path(exercise).resolve().name
-    folder = folder or Path(exercise)
-    if not folder.is_dir():
-        raise click.ClickException(
-            f"no folder {folder}/ here; run `grade {exercise}` next to your {exercise}/ folder "
-            f"or give its path: `grade {exercise} path/to/{exercise}`")
+    _no_color()
+    exercise, folder = arguments.shortcut_target(exercise, folder)
+    folder = arguments.submission_folder(arguments.exercise(exercise), folder,
+                                         lambda e, f: f"grade {e}" if f == e else f"grade {e} {f}")
+    report_path = arguments.report_path(report_path, exercise, folder)
     result = _grade_and_show(exercise, folder, seed=seed, as_json=as_json, report_path=report_path,
                              verbose=verbose, quick=quick, require_isolation=require_isolation, checks=checks)
     if checks:  # a check worth 0 points (a gate) must still fail the step that runs it
         sys.exit(0 if all(c.status == "passed" for c in result.checks) else 1)
-    sys.exit(0 if result.score == result.max_score else 1)
+    sys.exit(graded_status(result))

@@ -4,6 +4,7 @@ import dataclasses
 import inspect
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from grader.corpus import Case
 
 SOLUTION = ROOT / "solutions" / "exercise3"
 SKELETON = ROOT / "exercises" / "exercise3" / "skeleton"
+#: The exercises, read from the course folder (not from the grader).
+EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/exercise.toml"))
 
 
 def flat(text: str) -> str:
@@ -94,7 +97,7 @@ def test_grade_writes_the_report_where_asked(tmp_path):
     report = tmp_path / "out" / "alice.html"
     result = CliRunner().invoke(main, ["grade", "exercise3", "--submission", str(SKELETON), "--json",
                                        "--seed", "5", "--report", str(report)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # graded below full marks
     summary = json.loads(result.stdout)
     html = report.read_text(encoding="utf-8")
     assert summary["score"] == 0 < summary["max_score"]
@@ -103,22 +106,23 @@ def test_grade_writes_the_report_where_asked(tmp_path):
 
 def test_grade_unknown_exercise_lists_the_known_ones(tmp_path):
     result = CliRunner().invoke(main, ["grade", "nosuch", "--submission", str(tmp_path)])
-    assert result.exit_code == 1
-    assert "Error: unknown exercise 'nosuch'" in result.output
-    known = result.output.split("known exercises: ")[1].strip().split(", ")
-    assert "exercise3" in known
+    assert result.exit_code == 2
+    assert "Error: no exercise nosuch (exercises: " in result.output  # no name is near enough to suggest
+    known = result.output.split("(exercises: ")[1].strip().rstrip(")").split(", ")
+    assert known == EXERCISES
 
 
 def test_grade_missing_submission_folder(tmp_path):
     result = CliRunner().invoke(main, ["grade", "exercise3", "--submission", str(tmp_path / "absent")])
-    assert result.exit_code == 1
-    assert "does not exist" in result.output and "attention.py" in result.output
+    assert result.exit_code == 2
+    assert result.output == (f"Error: submission folder {tmp_path / 'absent'} does not exist; give the folder "
+                             "that holds attention.py\n")
 
 
 def test_shortcut_without_the_folder_says_no_folder():
     result = CliRunner().invoke(grade_shortcut, ["exercise3", "/nonexistent"])
-    assert result.exit_code == 1
-    assert "Error: no folder /nonexistent" in result.output
+    assert result.exit_code == 2
+    assert "Error: no folder /nonexistent/ here;" in result.output
 
 
 def test_shortcut_exit_status_says_full_marks_or_not(tmp_path):
@@ -131,6 +135,160 @@ def test_shortcut_exit_status_says_full_marks_or_not(tmp_path):
                                           "--report", str(tmp_path / "b.html")])
     assert zero.exit_code == 1
     assert "exercise3: 0 / 24 points" in zero.output
+
+
+def test_shortcut_without_an_argument_lists_the_exercises(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(grade_shortcut, [])
+    assert result.exit_code == 2
+    assert "Error: say which exercise to grade: `grade EXERCISE` next to your EXERCISE/ folder" in result.output
+    for name in EXERCISES:
+        title = tomllib.loads((ROOT / "exercises" / name / "exercise.toml").read_text())["title"]
+        assert f"\n  {name}  {title}\n" in result.output
+    assert "You are inside" not in result.output
+    (tmp_path / "exercise3").mkdir()
+    monkeypatch.chdir(tmp_path / "exercise3")
+    inside = CliRunner().invoke(grade_shortcut, [])
+    assert inside.exit_code == 2 and "\nYou are inside exercise3/: run `grade .`\n" in inside.output
+
+
+@pytest.mark.parametrize("args", [["exercis3"], ["grade", "exercis3", "--submission", str(SOLUTION)]],
+                         ids=["grade", "grader grade"])
+def test_a_near_miss_of_an_exercise_name_gets_the_nearest(args):
+    command = grade_shortcut if len(args) == 1 else main
+    result = CliRunner().invoke(command, args)
+    assert result.exit_code == 2
+    assert result.output == f"Error: no exercise exercis3; did you mean exercise3? (exercises: {', '.join(EXERCISES)})\n"
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    """A student's folder tmp_path/exercise3/attention.py (the reference solution); the working folder is tmp_path."""
+    (tmp_path / "exercise3").mkdir()
+    shutil.copy(SOLUTION / "attention.py", tmp_path / "exercise3")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_file_given_for_the_folder_gets_the_folder_command(work, monkeypatch):
+    result = CliRunner().invoke(grade_shortcut, ["exercise3/attention.py"])
+    assert (result.exit_code, result.output) == (
+        2, "Error: exercise3/attention.py is a file; grade the folder that holds it: `grade exercise3`\n")
+    instructor = CliRunner().invoke(main, ["grade", "exercise3", "--submission", "exercise3/attention.py"])
+    assert (instructor.exit_code, instructor.output) == (
+        2, "Error: exercise3/attention.py is a file; give the folder that holds it: "
+           "`grader grade exercise3 --submission exercise3`\n")
+    monkeypatch.chdir(work / "exercise3")
+    inside = CliRunner().invoke(grade_shortcut, ["attention.py"])
+    assert (inside.exit_code, inside.output) == (
+        2, "Error: attention.py is a file; grade the folder that holds it: `grade .`\n")
+
+
+def test_inside_the_folder_grade_exercise3_suggests_grade_dot(work, monkeypatch):
+    monkeypatch.chdir(work / "exercise3")
+    result = CliRunner().invoke(grade_shortcut, ["exercise3"])
+    assert (result.exit_code, result.output) == (
+        2, "Error: no folder exercise3/ here: you are inside it already; run `grade .`\n")
+
+
+def test_grade_dot_writes_the_report_beside_the_folder_never_into_it(work, monkeypatch):
+    monkeypatch.chdir(work / "exercise3")
+    refused = CliRunner().invoke(grade_shortcut, [".", "--report", "mine.html"])
+    assert refused.exit_code == 2
+    assert ("Error: --report mine.html is inside the submission folder ., and every later grading would copy it "
+            "in with the submission; write it elsewhere, e.g. --report ../reports/exercise3.html") in refused.output
+    result = CliRunner().invoke(grade_shortcut, [".", "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    assert "exercise3: 24 / 24 points" in result.output and "Report: ../reports/exercise3.html" in result.output
+    assert (work / "reports" / "exercise3.html").is_file()
+    assert sorted(p.name for p in (work / "exercise3").iterdir()) == ["attention.py"]
+
+
+def test_a_folder_without_the_exercises_files_is_not_graded(work):
+    (work / "empty").mkdir()
+    empty = CliRunner().invoke(main, ["grade", "exercise3", "--submission", "empty"])
+    assert (empty.exit_code, empty.output) == (
+        2, "Error: empty holds none of exercise3's files (attention.py); put your attention.py there "
+           "(start from exercises/exercise3/skeleton/)\n")
+    wrong = CliRunner().invoke(main, ["grade", "exercise2", "--submission", "exercise3"])
+    assert (wrong.exit_code, wrong.output) == (
+        2, "Error: exercise3 holds none of exercise2's files (derive.py); it holds attention.py, the files of "
+           "exercise3: did you mean `grader grade exercise3 --submission exercise3`?\n")
+    above = CliRunner().invoke(grade_shortcut, ["exercise3", "."])
+    assert (above.exit_code, above.output) == (
+        2, "Error: . holds none of exercise3's files (attention.py); its sub-folder exercise3/ does: "
+           "`grade exercise3`\n")
+    assert not (work / "reports").exists()
+
+
+def test_a_folder_not_named_after_an_exercise_needs_the_exercise(work):
+    (work / "exercise3").rename(work / "my_attempt")
+    result = CliRunner().invoke(grade_shortcut, ["my_attempt"])
+    assert (result.exit_code, result.output) == (
+        2, "Error: no exercise my_attempt; to grade the folder my_attempt/, say which exercise it is: "
+           "`grade exercise3 my_attempt`\n")
+
+
+@pytest.mark.parametrize("command, prog", [(grade_shortcut, "grade"), (main, "grader")])
+def test_version_and_short_help_on_both_commands(command, prog):
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    shown = CliRunner().invoke(command, ["--version"], prog_name=prog)
+    assert (shown.exit_code, shown.output) == (0, f"{prog}, version {version}\n")
+    short, long = (CliRunner().invoke(command, [flag], prog_name=prog) for flag in ("-h", "--help"))
+    assert short.exit_code == 0 and short.output == long.output and f"Usage: {prog} [OPTIONS]" in short.output
+    assert "-h, --help" in short.output
+    sub = CliRunner().invoke(main, ["grade", "-h"], prog_name="grader")
+    assert sub.exit_code == 0 and "Usage: grader grade [OPTIONS] EXERCISE" in sub.output
+
+
+def test_no_color_turns_the_colours_off(tmp_path, monkeypatch):
+    args = ["exercise3", str(SKELETON), "--seed", "1", "--report", str(tmp_path / "r.html")]
+    coloured = CliRunner().invoke(grade_shortcut, args, color=True)  # as on a colour terminal
+    assert coloured.exit_code == 1 and "\x1b[" in coloured.output
+    monkeypatch.setenv("NO_COLOR", "")  # set but empty: colours stay (no-color.org)
+    assert "\x1b[" in CliRunner().invoke(main, ["grade", "exercise3", "--submission", *args[1:]], color=True).output
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = CliRunner().invoke(main, ["grade", "exercise3", "--submission", *args[1:]], color=True)
+    assert plain.exit_code == 1 and "\x1b[" not in plain.output and "exercise3: 0 / 24 points" in plain.output
+
+
+def test_grader_errors_exit_1_with_a_line_even_at_full_marks(tmp_path, monkeypatch):
+    """A course whose one check passes but whose other test file does not load: 1/1 point and a grader error."""
+    tests = tmp_path / "course" / "exercises" / "tiny" / "tests" / "public"
+    tests.mkdir(parents=True)
+    (tests.parent.parent / "exercise.toml").write_text('title = "Tiny"\nfiles = ["tiny.py"]\nmodule = "tiny"\n')
+    (tests / "test_ok.py").write_text('import pytest\n\n\n@pytest.mark.check(points=1)\ndef test_f(submission):\n'
+                                      '    """f() is 1."""\n    assert submission.f() == 1\n')
+    (tests / "test_broken.py").write_text("raise RuntimeError('a broken test file')\n")
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "tiny.py").write_text("def f():\n    return 1\n")
+    monkeypatch.setenv("GRADER_COURSE_ROOT", str(tmp_path / "course"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(grade_shortcut, ["tiny", "--json"])
+    assert result.exit_code == 1, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["score"], summary["max_score"]) == (1, 1)
+    assert [c["status"] for c in summary["checks"]] == ["passed", "error"]
+    assert result.stderr.splitlines()[-1] == ("Warning: 1 check(s) hit an error of the grader itself (not your fault): "
+                                              "this grade is incomplete; please tell the course staff.")
+
+
+def test_batch_refuses_overrides_naming_an_unknown_check_before_grading(tmp_path):
+    (tmp_path / "subs" / "ada").mkdir(parents=True)
+    shutil.copy(SOLUTION / "attention.py", tmp_path / "subs" / "ada")
+    overrides, out = tmp_path / "overrides.csv", tmp_path / "out"
+    overrides.write_text("student,check,points,comment\nada,mha_parity[B2_T7_d16_h4],0,copied\nada,test_nosuch,1,why\n")
+    args = ["batch", "exercise3", str(tmp_path / "subs"), "--out", str(out), "--overrides", str(overrides)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"Error: {overrides} line 3: exercise3 has no check named 'test_nosuch' "
+                                    "(student ada); known checks: test_module_loads, ")
+    assert not out.exists()  # nothing graded, nothing written
+    # test_mha_shape is worth 1 point (its marker in exercises/exercise3/tests/public/test_attention_public.py).
+    overrides.write_text("student,check,points,comment\nada,test_mha_shape,5,generous\n")
+    too_many = CliRunner().invoke(main, args)
+    assert too_many.exit_code == 2 and not out.exists()
+    assert f"Error: {overrides} line 2: 5 points for test_mha_shape, which is worth 1" in too_many.output
 
 
 def test_negative_seed_is_a_usage_error(tmp_path):
@@ -281,7 +439,7 @@ def test_unisolated_grade_warns_in_one_line_and_require_isolation_refuses(tmp_pa
     for module in (grader.cli, grader.sandbox.session):
         monkeypatch.setattr(module, "bubblewrap_works", lambda: False)
     refused = CliRunner().invoke(grade_shortcut, ["exercise3", str(SOLUTION), "--require-isolation", "--seed", "1"])
-    assert refused.exit_code == 1
+    assert refused.exit_code == 2  # nothing graded
     assert "--require-isolation: bubblewrap is not available" in refused.output
     assert not (tmp_path / "reports").exists()
     warned = CliRunner().invoke(grade_shortcut, ["exercise3", str(SOLUTION), "--seed", "1"])
