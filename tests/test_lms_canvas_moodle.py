@@ -57,6 +57,23 @@ def test_canvas_file_names_are_read_as_canvas_writes_them(tmp_path):
         assert canvas.parse(tmp_path / other) is None, other
 
 
+def test_a_file_named_dot_dot_is_not_copied_above_the_submission(tmp_path):
+    """An upload named ``..`` (Canvas and Moodle keep dots) would be copied as the submission's parent."""
+    folder = tmp_path / "canvas"
+    folder.mkdir()
+    for entry in ("ann_1_2_attention.py", "ann_1_3_..", "bob_5_6_attention.py", "cy_7_8_attention.py"):
+        shutil.copy(SOLUTION, folder / entry)
+    found = discover(folder)
+    assert found.layout == "canvas" and "1 other entries ignored (ann_1_3_..)" in found.reason
+    assert [name for name, _ in found.submissions[0].files] == ["attention.py"]
+    folder = tmp_path / "moodle"
+    folder.mkdir()
+    for entry in ("Ann Lee_5_assignsubmission_file_attention.py", "Ann Lee_5_assignsubmission_file_..",
+                  "Bob Ray_6_assignsubmission_file_attention.py"):
+        shutil.copy(SOLUTION, folder / entry)
+    found = discover(folder)
+    assert found.layout == "moodle" and [name for name, _ in found.submissions[0].files] == ["attention.py"]
+
 def test_canvas_download_is_detected_and_grouped_by_user(tmp_path):
     folder = _canvas_download(tmp_path / "canvas")
     (folder / "README.txt").write_text("downloaded on Monday")

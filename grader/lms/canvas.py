@@ -84,7 +84,7 @@ def parse(path: Path) -> CanvasFile | None:
         rest = parts[after:]
         if len(rest) == 1 and rest[0] in _ENTRY_PAGES:
             return CanvasFile(path, name, late, user, 0, rest[0])
-        if len(rest) >= 2 and _DIGITS.fullmatch(rest[0]) and rest[1:] != [""]:
+        if len(rest) >= 2 and _DIGITS.fullmatch(rest[0]) and "_".join(rest[1:]) not in ("", ".", ".."):
             return CanvasFile(path, name, late, user, int(rest[0]), "_".join(rest[1:]))
         return None  # the first id field decides, as in Canvas's own reader
     return None

@@ -55,7 +55,7 @@ def _entries(folder: Path) -> tuple[list[tuple[re.Match, Path]], list[str]]:
         if entry.name.startswith(".") or JUNK.search(entry.name):
             continue
         match = (_FOLDER if entry.is_dir() else _FLAT).match(entry.name)
-        if match:
+        if match and (entry.is_dir() or match["file"] not in (".", "..")):  # never copied as "..": the parent
             found.append((match, entry))
         else:
             other.append(entry.name + ("/" if entry.is_dir() else ""))
