@@ -49,6 +49,9 @@ def test_canvas_file_names_are_read_as_canvas_writes_them(tmp_path):
         "doejane_34567_text.html": ("doejane", False, "34567", 0, "text.html", "text.html"),
         "LATE_anon_aB3x9_555_attention.py": ("", True, "anon_aB3x9", 555, "attention.py", "attention.py"),
         "doejane_34567_89012_data-2.tar.gz": ("doejane", False, "34567", 89012, "data-2.tar.gz", "data.tar.gz"),
+        # From the 8th re-upload of a name Canvas adds a random UUID instead of a number.
+        "doejane_34567_89013_attention-0b5e4c8a-1f2d-4e3a-9c7b-6d5e4f3a2b1c.py": (
+            "doejane", False, "34567", 89013, "attention-0b5e4c8a-1f2d-4e3a-9c7b-6d5e4f3a2b1c.py", "attention.py"),
     }
     for name, want in names.items():
         f = canvas.parse(tmp_path / name)

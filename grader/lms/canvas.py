@@ -9,14 +9,16 @@ uploaded file::
     {name}[_LATE]_{user_id}_link.html                     a website URL
 
 - ``name`` is the student's sortable name ("Müller, Zoë") lowercased with every character that is
-  not a letter, digit or ``_`` removed (``müllerzoë``); Canvas also removes any ``_digits_`` from
-  it, so the first ``_digits_`` field is the user id (Canvas's own feedback re-upload reads the
-  names so). For a group assignment ``name`` is the group's and ``user_id`` the group's
-  representative; with anonymous grading there is no name and the id is ``anon_{anonymous id}``.
+  not a letter, digit or ``_`` removed (``müllerzoë``); Canvas also turns any ``_digits_`` in it
+  into ``digits``, so the first ``_digits_`` field is the user id (Canvas's own feedback re-upload
+  reads the names so; a name *ending* in ``_digits`` still misleads both). For a group assignment
+  ``name`` is the group's and ``user_id`` one member's (the export grades that member only); with
+  anonymous grading there is no name and the id is ``anon_{anonymous id}``.
 - ``LATE`` marks a submission Canvas counts as late.
 - ``file name`` is the file's name in the student's files, with Canvas's ``-1``, ``-2`` suffix before
-  the extension when the student had uploaded a file of that name before (``attention-1.py``); the
-  characters ``/\\:*?"<>|`` become ``_``.
+  the extension when the student had uploaded a file of that name before (``attention-1.py``; from
+  the 8th time a random UUID, ``attention-0b5e4c8a-....py``); the characters ``/\\:*?"<>|``
+  become ``_``.
 
 Each user id is one :class:`~grader.lms.Submission` whose files are named as the student named them
 (suffix removed; of two files that become one name, the newer upload is kept: the higher suffix,
@@ -44,7 +46,10 @@ from .unpack import JUNK
 
 _DIGITS = re.compile(r"[0-9]+")
 #: Canvas's re-upload suffix: ``base-N`` before an extension as Canvas finds it (Attachment.make_unique_filename).
-_SUFFIX = re.compile(r"^(?P<base>.+?)-(?P<n>[0-9]+)(?P<ext>(?:\.[A-Za-z][A-Za-z0-9]*)*\.[A-Za-z0-9]*)?$")
+_SUFFIX = re.compile(r"^(?P<base>.+?)-(?P<n>[0-9]+|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})"
+                     r"(?P<ext>(?:\.[A-Za-z][A-Za-z0-9]*)*\.[A-Za-z0-9]*)?$")
+#: Canvas's suffix for the 8th and later upload of one name is a random UUID (Attachment.make_unique_filename).
+_UUID_UPLOAD = 8
 #: What Canvas names the page of a text entry and of a website URL.
 _ENTRY_PAGES = ("text.html", "link.html")
 
@@ -66,7 +71,8 @@ class CanvasFile:
         match = _SUFFIX.match(self.original) if self.attachment_id else None
         if not match:
             return self.original, 0
-        return match["base"] + (match["ext"] or ""), int(match["n"])
+        n = match["n"]
+        return match["base"] + (match["ext"] or ""), int(n) if n.isdigit() else _UUID_UPLOAD
 
 
 def parse(path: Path) -> CanvasFile | None:
