@@ -140,6 +140,8 @@ def test_moodle_export_is_the_offline_grading_worksheet(gradebook, roster, tmp_p
     (["canvas"], 'Error: canvas needs --assignment "NAME (ID)"'),
     (["csv", "--points-possible", "10"], "Error: --roster and --points-possible apply to canvas and moodle"),
     (["moodle", "--assignment", "Exercise 3 (1)"], "Error: --assignment is the header of Canvas's assignment column"),
+    (["moodle", "--points-possible", "nan"], "Error: --points-possible must be a number of points above 0, got nan"),
+    (["moodle", "--points-possible", "inf"], "Error: --points-possible must be a number of points above 0, got inf"),
 ])
 def test_bad_arguments_are_input_errors(gradebook, tmp_path, args, message):
     result = _export(*args, "--gradebook", gradebook, "--out", tmp_path / "x.csv")

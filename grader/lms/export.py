@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -236,7 +237,8 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
         InputError: an unknown format, no gradebook in ``gradebook``, a bad roster, an option that
             does not apply to ``fmt``, canvas without ``assignment``, a gradebook with no student, or
             two students with one of the platform's identifiers (:data:`IDENTIFIERS`), or ``out`` is one
-            of the batch's own files (:data:`BATCH_FILES`).
+            of the batch's own files (:data:`BATCH_FILES`), or ``points_possible`` is not a finite
+            number above 0.
     """
     if fmt not in FORMATS:
         raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -245,6 +247,8 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
     if fmt == "csv" and (roster or points_possible):
         raise InputError("--roster and --points-possible apply to canvas and moodle; csv writes the gradebook "
                          "as it is (points per check)")
+    if points_possible is not None and not (0 < points_possible < math.inf):
+        raise InputError(f"--points-possible must be a number of points above 0, got {points_possible}")
     if fmt == "canvas" and not (assignment or "").strip():
         raise InputError("canvas needs --assignment \"NAME (ID)\": the header of the assignment's column in "
                          "Canvas's own gradebook export (Grades > Export), e.g. --assignment \"Exercise 3 (12345)\"")
