@@ -48,6 +48,16 @@ def test_batch_on_a_folder_without_submissions_exits_2_before_grading(tmp_path):
     assert not (tmp_path / "out" / "gradebook.sqlite").exists()
 
 
+def test_loose_files_beside_the_student_folders_are_said_to_be_ignored(tmp_path):
+    """bob.py next to alice/ is nobody's submission: say so before grading rather than drop bob unseen."""
+    _student(tmp_path, "alice")
+    shutil.copy(SOLUTION, tmp_path / "bob.py")
+    (tmp_path / ".DS_Store").write_text("junk")
+    found = lms.discover(tmp_path)
+    assert [s.student for s in found.submissions] == ["alice"]
+    assert found.reason == ("one folder or .zip per student; 1 loose file ignored (bob.py): a student's work must "
+                            "be in a folder or .zip of their own")
+
 def test_a_file_that_is_not_a_zip_is_refused_with_advice(tmp_path):
     (tmp_path / "grades.csv").write_text("a,b\n")
     with pytest.raises(InputError, match="is a file, not a folder or an export .zip"):

@@ -13,8 +13,16 @@ from .unpack import JUNK
 
 
 def detect(folder: Path) -> str:
-    """Why ``folder`` is one entry per student (any folder or zip in it), or ``""``."""
-    return "one folder or .zip per student" if read(folder) else ""
+    """Why ``folder`` is one entry per student (any folder or zip in it), or ``""``; loose files,
+    which are nobody's submission, are named."""
+    if not read(folder):
+        return ""
+    loose = [e.name for e in sorted(Path(folder).iterdir()) if e.is_file() and e.suffix.lower() != ".zip"
+             and not e.name.startswith(".") and not JUNK.search(e.name)]
+    shown = ", ".join(loose[:3]) + (", ..." if len(loose) > 3 else "")
+    return "one folder or .zip per student" + (
+        f"; {len(loose)} loose file{'s' if len(loose) > 1 else ''} ignored ({shown}): a student's work must be in a "
+        "folder or .zip of their own" if loose else "")
 
 
 def read(folder: Path) -> list[Submission]:
