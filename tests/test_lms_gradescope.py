@@ -292,3 +292,50 @@ def test_isolation_container_accepted_in_a_container_without_bubblewrap_and_said
     assert "Your code ran in a throwaway container of its own" in output
     refused = CliRunner().invoke(main, ["batch", "exercise3", str(tmp_path), "--out", str(tmp_path / "out")])
     assert refused.exit_code != 0 and "bubblewrap is not available" in refused.output  # batch still refuses
+
+
+# ------------------------------------------------------------------------------ hostile metadata
+def _one_submission_export(base, metadata: str):
+    root = base / "assignment_5_export"
+    (root / "submission_1").mkdir(parents=True)
+    shutil.copy(SKELETON, root / "submission_1" / "attention.py")
+    (root / "submission_metadata.yml").write_text(metadata, encoding="utf-8")
+    return root
+
+
+def test_a_billion_laughs_in_the_metadata_costs_nothing_and_names_no_one(tmp_path):
+    import time
+
+    levels = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for prev, name in zip("abcdef", "bcdefg"):
+        levels.append(f"{name}: &{name} [{', '.join(['*' + prev] * 9)}]")  # 9**7 strings once expanded
+    root = _one_submission_export(tmp_path, "\n".join(levels) + "\nsubmission_1:\n  :submitters:\n"
+                                  "  - :name: *g\n    :sid: *g\n    :email: eve@uni.example\n")
+    started = time.monotonic()
+    found = gradescope.read(root)
+    assert time.monotonic() - started < 2
+    assert [(s.student, s.name, s.sis_id, s.email) for s in found] == [("eve", "", "", "eve@uni.example")]
+
+
+def test_metadata_fields_that_are_not_text_are_ignored(tmp_path):
+    root = _one_submission_export(tmp_path, "submission_1:\n  :submitters:\n  - :name: [Eve, Mallory]\n"
+                                  "    :sid: {x: 1}\n    :email: eve@uni.example\n")
+    assert [(s.student, s.name, s.sis_id) for s in gradescope.read(root)] == [("eve", "", "")]
+    root = _one_submission_export(tmp_path / "int", "submission_1:\n  :submitters:\n  - :name: Eve\n    :sid: 12345\n")
+    assert [(s.student, s.sis_id) for s in gradescope.read(root)] == [("12345", "12345")]
+
+
+def test_metadata_nested_past_any_sense_or_too_large_is_a_one_line_input_error(tmp_path, monkeypatch):
+    root = _one_submission_export(tmp_path, "submission_1:\n  :submitters: " + "[" * 20_000 + "]" * 20_000 + "\n")
+    with pytest.raises(InputError, match="cannot read submission_metadata.yml of the Gradescope export") as info:
+        gradescope.read(root)
+    assert "\n" not in str(info.value)
+    (root / "submission_metadata.yml").write_text("submission_1:\n\t:submitters: []\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"\(found character '\\t' that cannot start any token at line 2\)") as info:
+        gradescope.read(root)
+    assert "\n" not in str(info.value)
+    monkeypatch.setattr(gradescope, "MAX_METADATA_BYTES", 100)
+    (root / "submission_metadata.yml").write_text("submission_1:\n  :submitters: []\n" + "#" * 100, encoding="utf-8")
+    with pytest.raises(InputError, match="submission_metadata.yml is 132 bytes, more than the 100 a Gradescope "
+                                         "export's metadata can be"):
+        gradescope.read(root)

@@ -45,6 +45,10 @@ VISIBILITIES = ("visible", "after_published", "after_due_date", "hidden")
 #: Visibility of the hidden checks' tests by default: shown once the instructor publishes the grades
 #: (``hidden`` would keep them from students for good, and their total with them).
 HIDDEN_VISIBILITY = "after_published"
+#: Largest ``submission_metadata.yml`` read (a class of thousands with their histories is a few MB).
+MAX_METADATA_BYTES = 64 * 1024 * 1024
+#: Longest name, email or SID kept from the metadata.
+MAX_FIELD = 200
 _WHEN = {"after_published": "once the grades are published", "after_due_date": "after the due date",
          "hidden": "to the course staff only"}
 
@@ -94,17 +98,24 @@ def detect(folder: Path) -> str:
 
 
 def load_metadata(path: Path) -> dict[str, dict]:
-    """``submission_metadata.yml`` as ``{folder name: entry}``, the symbols' colons dropped from every
-    key (``:submitters:`` -> ``submitters``), so ``entry["submitters"][0]["sid"]``.
+    """``submission_metadata.yml`` as ``{folder name: entry}``, the symbols' colons dropped from the keys
+    of each entry and of each submitter (``:submitters:`` -> ``submitters``), so
+    ``entry["submitters"][0]["sid"]``. Anchors and aliases are kept shared, never expanded (a "billion
+    laughs" file costs what it weighs), and the file may hold at most :data:`MAX_METADATA_BYTES`.
 
     Raises:
-        InputError: the file is not YAML, or not a mapping of submission folders.
+        InputError: the file is too large, not YAML (or nested too deep to read), or not a mapping of
+            submission folders; one line, with the line of the fault where YAML gives one.
     """
+    again = "download the export again from Gradescope (Assignment > Review Grades > Export Submissions)"
     try:
+        size = path.stat().st_size
+        if size > MAX_METADATA_BYTES:
+            raise InputError(f"{path.name} is {size:,} bytes, more than the {MAX_METADATA_BYTES:,} a Gradescope "
+                             f"export's metadata can be; {again}")
         data = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=MetadataLoader)  # noqa: S506 - safe loader
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read {path.name} of the Gradescope export ({exc}); download the export again "
-                         "from Gradescope (Assignment > Review Grades > Export Submissions)") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+        raise InputError(f"cannot read {path.name} of the Gradescope export ({_yaml_problem(exc)}); {again}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -113,13 +124,31 @@ def load_metadata(path: Path) -> dict[str, dict]:
     return {str(folder): _plain(entry) for folder, entry in data.items() if isinstance(entry, dict)}
 
 
-def _plain(value):
-    """``value`` with a Ruby symbol's leading colon dropped from every mapping key, recursively."""
-    if isinstance(value, dict):
-        return {str(k).lstrip(":"): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+def _yaml_problem(exc: BaseException) -> str:
+    """What went wrong reading the metadata, in one line (YAML's own messages span several)."""
+    if isinstance(exc, RecursionError):
+        return "nested too deep"
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        return f"{exc.problem or exc.context} at line {exc.problem_mark.line + 1}"
+    return " ".join(str(exc).split())
+
+
+def _plain(entry: dict) -> dict:
+    """``entry`` with a Ruby symbol's leading colon dropped from its keys and from its submitters' keys
+    (two levels only: the rest is never read, and walking it could expand shared aliases)."""
+    entry = {str(k).lstrip(":"): v for k, v in entry.items()}
+    if isinstance(entry.get("submitters"), list):
+        entry["submitters"] = [{str(k).lstrip(":"): v for k, v in p.items()} if isinstance(p, dict) else p
+                               for p in entry["submitters"]]
+    return entry
+
+
+def _text(value) -> str:
+    """A metadata field as text: a string or number as written, anything else (a list, a mapping, an
+    alias to one) as unknown (``""``)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return ""
+    return str(value).strip()[:MAX_FIELD]
 
 
 def read(folder: Path) -> list[Submission]:
@@ -150,8 +179,8 @@ def read(folder: Path) -> list[Submission]:
         people = _submitters(entry)
         first = people[0] if people else {}
         found.append(Submission(
-            ids[name], root / name, name="; ".join(str(p.get("name") or "") for p in people if p.get("name")),
-            email=str(first.get("email") or ""), sis_id=str(first.get("sid") or ""), user_id=number,
+            ids[name], root / name, name="; ".join(filter(None, (_text(p.get("name")) for p in people))),
+            email=_text(first.get("email")), sis_id=_text(first.get("sid")), user_id=number,
             late=entry.get("late") is True, layout="gradescope", entries=(f"{prefix}{name}/",)))
     return found
 
@@ -174,8 +203,8 @@ def student_ids(listed: dict[str, dict]) -> dict[str, str]:
     parts = {}
     for folder, entry in listed.items():
         first = (_submitters(entry) or [{}])[0]
-        email = str(first.get("email") or "")
-        parts[folder] = (_file_name(first.get("sid")), _file_name(email.partition("@")[0]), _file_name(email))
+        email = _text(first.get("email"))
+        parts[folder] = (_file_name(_text(first.get("sid"))), _file_name(email.partition("@")[0]), _file_name(email))
     shared = Counter(local.casefold() for sid, local, _ in parts.values() if not sid and local)
     return {folder: sid or (local if shared[local.casefold()] == 1 else email) or folder
             for folder, (sid, local, email) in parts.items()}
