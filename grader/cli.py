@@ -254,7 +254,10 @@ def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_uniso
 @click.option("--points-possible", type=click.FloatRange(min=0, min_open=True), default=None,
               help="canvas, moodle: full marks of the assignment on the platform (scores are scaled) "
                    "[default: the exercise's points].")
-def export_command(format, gradebook, out, roster, assignment, points_possible):
+@click.option("--worksheet", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="moodle: the assignment's own Download grading worksheet; confirms each participant and "
+                   "grades a team's folder onto its members.")
+def export_command(format, gradebook, out, roster, assignment, points_possible, worksheet):
     """Write a batch's grades as FORMAT: canvas (Gradebook import CSV), moodle (offline grading
     worksheet) or csv (points per check, as grades.csv).
 
@@ -265,7 +268,7 @@ def export_command(format, gradebook, out, roster, assignment, points_possible):
     from .lms import export
 
     done = export.export(format, gradebook, out, roster=roster, assignment=assignment,
-                         points_possible=points_possible)
+                         points_possible=points_possible, worksheet=worksheet)
     for warning in done.warnings:
         click.echo(f"Warning: {warning}", err=True)
     click.echo(f"{format}: {done.rows} student(s) written to {done.out}"

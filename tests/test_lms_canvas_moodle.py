@@ -7,10 +7,13 @@ import shutil
 import zipfile
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import ROOT
 from grader import batch, lms
+from grader.cli import main
 from grader.lms import canvas, discover, moodle
+from grader.errors import InputError
 from grader.lms.export import export
 
 SOLUTION = ROOT / "solutions" / "exercise3" / "attention.py"
@@ -285,3 +288,81 @@ def test_one_platforms_ids_are_never_written_as_anothers(moodle_batch, canvas_ba
     done = export("moodle", canvas_batch, tmp_path / "worksheet.csv")
     with open(done.out, newline="", encoding="utf-8") as fh:
         assert [r["Identifier"] for r in csv.DictReader(fh)] == ["", "", "", ""]
+
+
+# ---------------------------------------------------------------- Moodle's own worksheet as a cross-check
+WORKSHEET_HEADER = ("Identifier,Full name,Email address,Status,Team,Grade,Maximum Grade,Grade can be changed,"
+                    "Last modified (submission),Last modified (grade),Feedback comments\n")
+
+
+def _worksheet(path, rows):
+    """Moodle's "Download grading worksheet" of a team assignment (mod/assign/gradingtable.php columns)."""
+    path.write_text(WORKSHEET_HEADER + "".join(
+        f'Participant {pid},{name},{name.split()[0].lower()}@uni.example,Submitted for grading,{team},,24.00,Yes,'
+        f'"Monday, 1 December 2025, 10:00 AM",-,\n' for pid, name, team in rows), encoding="utf-8")
+    return path
+
+
+def _graded(tmp_path, download, points):
+    """The gradebook batch would write for ``download``: each student's identity as read, ``points[id]``."""
+    from grader.gradebook import Gradebook
+    from grader.results import CheckResult, SubmissionResult
+
+    with Gradebook(tmp_path / "out" / "gradebook.sqlite", "exercise3", 1) as book:
+        for sub in discover(download).submissions:
+            got = points[sub.student]
+            checks = [CheckResult(f"test_{i}", "", 1, "passed" if i < got else "failed") for i in range(24)]
+            book.record(sub.student, "graded", result=SubmissionResult("exercise3", sub.student, 1, checks),
+                        identity=sub.identity())
+    return tmp_path / "out"
+
+
+def test_a_moodle_4_1_team_folder_is_graded_onto_its_members_by_the_worksheet(tmp_path):
+    """Moodle 4.1+ names a team's folder by the group's id (42), which is also some participant's:
+    the worksheet's Team column says who is in the team, and participant 42 gets only their own team's grade."""
+    download = tmp_path / "download"
+    for team in ("Team Alpha_42", "Team Beta_43"):
+        (download / f"{team}_assignsubmission_file").mkdir(parents=True)
+        shutil.copy(SOLUTION, download / f"{team}_assignsubmission_file" / "attention.py")
+    out = _graded(tmp_path, download, {"team-alpha_42": 24, "team-beta_43": 0})
+    sheet = _worksheet(tmp_path / "sheet.csv", [("501", "Ana Lima", "Team Alpha"), ("502", "Bob Stone", "Team Alpha"),
+                                                 ("42", "Dee Park", "Team Beta"), ("504", "Eve Sun", "Team Beta"),
+                                                 ("505", "Fay Wu", "Team Gamma")])
+    result = CliRunner().invoke(main, ["export", "moodle", "--gradebook", str(out), "--out", str(tmp_path / "up.csv"),
+                                       "--worksheet", str(sheet)])
+    assert result.exit_code == 0, result.output
+    with open(tmp_path / "up.csv", newline="", encoding="utf-8") as fh:
+        got = [(r["Identifier"], r["Full name"], r["Email address"], r["Grade"]) for r in csv.DictReader(fh)]
+    assert got == [("Participant 501", "Ana Lima", "ana@uni.example", "24"),
+                   ("Participant 502", "Bob Stone", "bob@uni.example", "24"),
+                   ("Participant 42", "Dee Park", "dee@uni.example", "0"),
+                   ("Participant 504", "Eve Sun", "eve@uni.example", "0")]
+    assert ("Warning: 1 participant(s) of the worksheet have no row here (no submission read): Fay Wu (Participant "
+            "505)") in result.output
+    result = CliRunner().invoke(main, ["export", "canvas", "--gradebook", str(out), "--out", str(tmp_path / "c.csv"),
+                                       "--assignment", "Ex 3 (1)", "--worksheet", str(sheet)])
+    assert result.exit_code == 2 and "Error: --worksheet is Moodle's own grading worksheet" in result.output
+
+
+def test_a_moodle_row_the_worksheet_does_not_confirm_is_not_uploaded(tmp_path):
+    download = tmp_path / "download"
+    for folder in ("Zoë Müller_123456_assignsubmission_file", "Bob Stone_234567_assignsubmission_file",
+                   "Team A-Ana Lima_345678_assignsubmission_file_", "Cy Young_456789_assignsubmission_file"):
+        (download / folder).mkdir(parents=True)
+        shutil.copy(SOLUTION, download / folder / "attention.py")
+    out = _graded(tmp_path, download, {"zoe-muller_123456": 24, "bob-stone_234567": 12, "team-a-ana-lima_345678": 6,
+                                       "cy-young_456789": 3})
+    sheet = _worksheet(tmp_path / "sheet.csv", [("123456", "Zoe Muller", ""),  # accents are not the point
+                                                 ("234567", "Rob Stone", ""),  # another person
+                                                 ("345678", "Ana Lima", "Team A")])  # Moodle 3.x team folder
+    done = export("moodle", out, tmp_path / "upload.csv", worksheet=sheet)
+    with open(done.out, newline="", encoding="utf-8") as fh:
+        got = {r["Full name"]: (r["Identifier"], r["Grade"], r["Grader note"]) for r in csv.DictReader(fh)}
+    assert got == {
+        "Zoë Müller": ("Participant 123456", "24", ""),
+        "Bob Stone": ("", "12", "not uploaded: participant 234567 is Rob Stone in Moodle's worksheet, not Bob Stone"),
+        "Team A-Ana Lima": ("Participant 345678", "6", ""),
+        "Cy Young": ("", "3", "not uploaded: Moodle's worksheet has no participant 456789")}
+    (tmp_path / "canvas.csv").write_text("Student,ID,SIS User ID\n", encoding="utf-8")
+    with pytest.raises(InputError, match="canvas.csv has no Identifier column, so it is not Moodle's grading worksheet"):
+        export("moodle", out, tmp_path / "x.csv", worksheet=tmp_path / "canvas.csv")

@@ -221,7 +221,7 @@ def _listed(warnings: list[str], students: list[str], what: str, limit: int = 10
 
 
 def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, assignment: str | None = None,
-           points_possible: float | None = None) -> Exported:
+           points_possible: float | None = None, worksheet: Path | None = None) -> Exported:
     """Write the gradebook in folder ``gradebook`` (a batch's ``--out``) to ``out`` in format ``fmt``.
 
     Args:
@@ -232,6 +232,9 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
         assignment: canvas only, and required there: the assignment column's header as Canvas's own
             gradebook export writes it, ``"Exercise 3 (12345)"``.
         points_possible: canvas and moodle: full marks on the platform (scores are scaled).
+        worksheet: moodle only: Moodle's own grading worksheet of the assignment, which confirms each
+            row's participant and maps team folders onto their members
+            (:func:`grader.lms.moodle.match_worksheet`).
 
     Raises:
         InputError: an unknown format, no gradebook in ``gradebook``, a bad roster, an option that
@@ -242,6 +245,8 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
     """
     if fmt not in FORMATS:
         raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if fmt != "moodle" and worksheet:
+        raise InputError("--worksheet is Moodle's own grading worksheet; leave it out for " + fmt)
     if fmt != "canvas" and assignment:
         raise InputError("--assignment is the header of Canvas's assignment column; leave it out for " + fmt)
     if fmt == "csv" and (roster or points_possible):
@@ -256,6 +261,7 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
         raise InputError(f"--out {out} would overwrite what grader batch wrote in {gradebook}; write the export "
                          "elsewhere")
     people = load_roster(roster) if roster else None
+    participants = moodle.read_worksheet(worksheet) if worksheet else None
     with Gradebook.existing(gradebook) as book:
         if fmt == "csv":
             book.write_csv(out)
@@ -264,6 +270,9 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
     if not rows:
         raise InputError(f"the gradebook in {gradebook} holds no student yet; run grader batch first")
     lines, warnings = grade_rows(rows, fmt, people, points_possible)
+    if participants is not None:
+        lines, more = moodle.match_worksheet(lines, participants)
+        warnings += more
     _check_unique(lines, IDENTIFIERS[fmt])
     if fmt == "canvas":
         notes, more = canvas.write_gradebook(lines, Path(out), assignment)

@@ -17,7 +17,7 @@ or, with "Download submissions in folders" off (and before 3.1), one flat file p
 id); with anonymous submissions it is "Participant". Team submissions: up to 4.0 each member
 has a folder, ``{group}-{Full Name}_{participant id}``; from 4.1 a team has one folder,
 ``{group}_{group id}``, whose id is the group's and not a participant's (the name cannot tell
-them apart: such a worksheet row would grade another student, see the README). The participant
+them apart: only Moodle's own worksheet can, see :func:`match_worksheet`). The participant
 id is the one the grading worksheet's ``Identifier`` column holds ("Participant 123456"). Every
 entry of one participant id is one :class:`~grader.lms.Submission` (a file folder and an online
 text folder together, except that a single uploaded ``.zip`` is the whole submission; entries of
@@ -26,16 +26,20 @@ id: the folded name and the participant id (``zoe-muller_123456``, see
 :func:`grader.lms.names.student_id`). Moodle does not say which submissions are late.
 
 **Offline grading worksheet** (feedback plugin "Offline grading worksheet",
-``mod/assign/feedback/offline``): see :func:`write_gradebook`.
+``mod/assign/feedback/offline``): see :func:`write_gradebook`; Moodle's own worksheet, downloaded
+beside it, confirms each row and maps a team's folder onto its members (:func:`match_worksheet`).
 """
 from __future__ import annotations
 
 import csv
 import io
 import re
+import unicodedata
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from ..errors import InputError
 from ..gradebook import _cell
 from ..report import write_atomic
 from . import Submission
@@ -139,3 +143,86 @@ def write_gradebook(rows: list, out: Path, modified: datetime) -> list[str]:
         return [f"{len(unknown)} row(s) have no Moodle participant id, so Moodle cannot import them (give a --roster "
                 f"with user_id): {', '.join(unknown[:10])}"]
     return []
+
+
+@dataclass(frozen=True)
+class Participant:
+    """One row of Moodle's own grading worksheet: participant id, full name, e-mail, team (``""`` none)."""
+
+    user_id: str
+    name: str
+    email: str
+    team: str
+
+
+def read_worksheet(path: Path) -> list[Participant]:
+    """The participants of the worksheet Moodle downloads ("Download grading worksheet"; the columns
+    of ``mod/assign/gradingtable.php``: ``Identifier`` "Participant N", ``Full name``, ``Email
+    address``, and ``Team`` in a team assignment).
+
+    Raises:
+        InputError: unreadable, not UTF-8, or without an ``Identifier`` column.
+    """
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            table = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"cannot read Moodle's worksheet {path} ({exc}); give the CSV of the assignment's "
+                         "Download grading worksheet") from exc
+    if "Identifier" not in (reader.fieldnames or []):
+        raise InputError(f"{path} has no Identifier column, so it is not Moodle's grading worksheet; give the CSV of "
+                         "the assignment's Download grading worksheet")
+    out = []
+    for row in table:
+        found = re.search(r"([0-9]+)\s*$", row["Identifier"] or "")
+        if found:
+            out.append(Participant(found[1], *((row.get(k) or "").strip() for k in ("Full name", "Email address",
+                                                                                   "Team"))))
+    return out
+
+
+def _letters(text: str) -> str:
+    """``text``'s letters and digits, lowercased, without accents: names compared across Moodle's folder
+    names (``_`` made spaces, quotes removed) and its worksheet."""
+    plain = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in plain.casefold() if ch.isalnum() and not unicodedata.combining(ch))
+
+
+def match_worksheet(rows: list, participants: list[Participant]) -> tuple[list, list[str]]:
+    """``rows`` (:class:`grader.lms.export.GradeRow`) checked against Moodle's own worksheet, and the
+    warnings to show.
+
+    A row keeps its participant id when the worksheet has that participant under the row's name (or
+    ``{team}-{name}``, Moodle 3.x's team folders; or any name when either side has none). A row whose
+    name is a team of the worksheet's ``Team`` column (Moodle 4.1+ names a team's folder by the group's
+    id, which may be another student's participant id) becomes one row per member. Any other row loses
+    its participant id, so Moodle cannot import it, and says why in its note.
+    """
+    by_id = {p.user_id: p for p in participants}
+    out, covered, unconfirmed = [], set(), []
+    for r in rows:
+        p = by_id.get(r.user_id)
+        members = [q for q in participants if q.team and r.name and _letters(q.team) == _letters(r.name)]
+        if not r.user_id:
+            out.append(r)
+        elif p and (not r.name or not p.name or _letters(r.name) in (_letters(p.name), _letters(p.team + p.name))):
+            out.append(replace(r, email=r.email or p.email))
+            covered.add(p.user_id)
+        elif members:
+            out += [replace(r, user_id=q.user_id, name=q.name, email=q.email) for q in members]
+            covered.update(q.user_id for q in members)
+        else:
+            why = (f"participant {r.user_id} is {p.name} in Moodle's worksheet, not {r.name}" if p
+                   else f"Moodle's worksheet has no participant {r.user_id}")
+            out.append(replace(r, user_id="", note="; ".join(x for x in (f"not uploaded: {why}", r.note) if x)))
+            unconfirmed.append(r.student)
+    warnings = []
+    if unconfirmed:
+        warnings.append(f"{len(unconfirmed)} row(s) are not confirmed by Moodle's worksheet and have no Identifier "
+                        f"(why is in the Grader note): {', '.join(unconfirmed[:10])}")
+    missing = [f"{p.name or 'Participant'} (Participant {p.user_id})" for p in participants if p.user_id not in covered]
+    if missing:
+        warnings.append(f"{len(missing)} participant(s) of the worksheet have no row here (no submission read): "
+                        f"{', '.join(missing[:10])}{', ...' if len(missing) > 10 else ''}")
+    return out, warnings
