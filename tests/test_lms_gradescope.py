@@ -339,3 +339,44 @@ def test_metadata_nested_past_any_sense_or_too_large_is_a_one_line_input_error(t
     with pytest.raises(InputError, match="submission_metadata.yml is 132 bytes, more than the 100 a Gradescope "
                                          "export's metadata can be"):
         gradescope.read(root)
+
+
+def _export_of(base, metadata: str, folders: tuple[str, ...]):
+    root = base / "assignment_7_export"
+    root.mkdir(parents=True)
+    (root / "submission_metadata.yml").write_text(metadata, encoding="utf-8")
+    for name in folders:
+        (root / name).mkdir()
+        shutil.copy(SKELETON, root / name / "attention.py")
+    return root
+
+
+def test_an_entry_whose_folder_is_missing_is_a_refused_student_not_a_silent_gap(tmp_path):
+    root = _export_of(tmp_path, "submission_1:\n  :submitters:\n  - :name: Ann\n    :sid: '1'\n"
+                      "submission_2:\n  :submitters:\n  - :name: Eve Ng\n    :sid: '2'\n", ("submission_1",))
+    subs = _by_id(lms.discover(root))
+    assert sorted(subs) == ["1", "2"] and subs["1"].problem == ""
+    assert (subs["2"].name, subs["2"].entries) == ("Eve Ng", ("submission_2/ (listed in the metadata, missing "
+                                                              "from the export)",))
+    assert subs["2"].problem == ("the export's submission_metadata.yml lists submission_2, but the export has no "
+                                 "submission_2/ folder; download the export again from Gradescope (Assignment > "
+                                 "Review Grades > Export Submissions)")
+
+
+def test_a_student_with_two_submissions_is_graded_on_the_newer_and_a_shared_sid_names_by_email(tmp_path):
+    metadata = (
+        "submission_30:\n  :submitters:\n  - :name: Ann\n    :sid: '12345'\n    :email: ann@uni.example\n"
+        "  :created_at: 2026-11-01 10:00:00.000000000 -08:00\n"
+        "submission_20:\n  :submitters:\n  - :name: Ann\n    :sid: '12345'\n    :email: Ann@uni.example\n"
+        "  :created_at: 2026-11-03 10:00:00.000000000 -08:00\n"
+        "submission_40:\n  :submitters:\n  - :name: Bo\n    :sid: '555'\n    :email: bo@uni.example\n"
+        "submission_50:\n  :submitters:\n  - :name: Cy\n    :sid: '555'\n    :email: cy@uni.example\n")
+    root = _export_of(tmp_path, metadata, ("submission_20", "submission_30", "submission_40", "submission_50"))
+    found = lms.discover(root)
+    subs = _by_id(found)
+    assert sorted(subs) == ["12345", "bo", "cy"] and all(not s.problem for s in found.submissions)
+    ann = subs["12345"]  # submission_20 is newer by its date although its id is lower
+    assert (ann.source.name, ann.user_id) == ("submission_20", "20")
+    assert ann.entries == ("submission_20/", "submission_30/ (an older submission of the same student: not graded)")
+    assert (subs["bo"].sis_id, subs["cy"].sis_id) == ("555", "555")
+    assert subs["bo"].entries == ("submission_40/ (SID 555 is on submissions of other students too: named by email)",)

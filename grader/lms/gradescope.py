@@ -24,10 +24,12 @@ data, so nothing in it can build an object.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import html
 import re
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import yaml
@@ -156,8 +158,17 @@ def read(folder: Path) -> list[Submission]:
     submitter (:func:`student_ids`); name, email and SIS id from the metadata (a group keeps every
     submitter's name, ``; ``-separated, and its first submitter's email and SIS id), ``user_id`` the
     Gradescope submission id, ``late`` when the entry says ``:late: true`` (the exports seen carry
-    no due date, so usually never). A folder missing from the metadata keeps its folder name as
-    its id, and its entry in the id mapping says so."""
+    no due date, so usually never).
+
+    What the id mapping (each submission's ``entries``) tells, beyond the folder:
+
+    - a folder missing from the metadata keeps its folder name as its id;
+    - an entry of the metadata whose folder is not in the export is a refused submission (its
+      ``problem`` says so), so the student is not silently left out of the gradebook;
+    - two entries of the same student (same SID and email): the newer one (``:created_at:``, then the
+      higher submission id) is graded, the older one listed as not graded;
+    - one SID on entries of different students (different emails): those are named by email instead.
+    """
     folder = Path(folder)
     root = export_root(folder)
     if root is None:
@@ -166,28 +177,65 @@ def read(folder: Path) -> list[Submission]:
     prefix = "" if root == folder else root.name + "/"
     folders = sorted(e.name for e in root.iterdir()
                      if e.is_dir() and not e.name.startswith(".") and not JUNK.search(e.name))
-    listed = {name: metadata[name] for name in folders if name in metadata}
+    listed, older = _newest_per_student({name: entry for name, entry in metadata.items()
+                                         if name in folders or _SUBMISSION.fullmatch(name)})
     ids = student_ids(listed)
-    found = []
-    for name in folders:
-        number = name.removeprefix("submission_")
-        entry = listed.get(name)
-        if entry is None:
-            found.append(Submission(name, root / name, user_id=number, layout="gradescope",
-                                    entries=(f"{prefix}{name}/ (not in {METADATA})",)))
-            continue
+    found = [Submission(name, root / name, user_id=name.removeprefix("submission_"), layout="gradescope",
+                        entries=(f"{prefix}{name}/ (not in {METADATA})",))
+             for name in folders if name not in metadata]
+    for name, entry in listed.items():
         people = _submitters(entry)
         first = people[0] if people else {}
+        notes = [f"{prefix}{name}/" + ("" if name in folders else " (listed in the metadata, missing from the export)")]
+        if ids[name] != (sid := _file_name(_text(first.get("sid")))) and sid:
+            notes[0] += f" (SID {sid} is on submissions of other students too: named by email)"
+        notes += [f"{prefix}{old}/ (an older submission of the same student: not graded)" for old in older.get(name, ())]
+        problem = "" if name in folders else (
+            f"the export's {METADATA} lists {name}, but the export has no {name}/ folder; download the export "
+            "again from Gradescope (Assignment > Review Grades > Export Submissions)")
         found.append(Submission(
-            ids[name], root / name, name="; ".join(filter(None, (_text(p.get("name")) for p in people))),
-            email=_text(first.get("email")), sis_id=_text(first.get("sid")), user_id=number,
-            late=entry.get("late") is True, layout="gradescope", entries=(f"{prefix}{name}/",)))
+            ids[name], root / name, problem=problem,
+            name="; ".join(filter(None, (_text(p.get("name")) for p in people))),
+            email=_text(first.get("email")), sis_id=_text(first.get("sid")), user_id=name.removeprefix("submission_"),
+            late=entry.get("late") is True, layout="gradescope", entries=tuple(notes)))
     return found
+
+
+_SUBMISSION = re.compile(r"submission_\d+")
 
 
 def _submitters(entry: dict) -> list[dict]:
     people = entry.get("submitters")
     return [p for p in people if isinstance(p, dict)] if isinstance(people, list) else []
+
+
+def _person(entry: dict) -> tuple[str, str]:
+    """Who submitted ``entry``: its first submitter's (SID, email lower-cased); ``("", "")`` unknown."""
+    first = (_submitters(entry) or [{}])[0]
+    return _text(first.get("sid")), _text(first.get("email")).casefold()
+
+
+def _newest_per_student(listed: dict[str, dict]) -> tuple[dict[str, dict], dict[str, list[str]]]:
+    """``listed`` with one entry per known student (same SID and email): the newest, by ``:created_at:``
+    and then by submission id; and ``{kept folder: [the older folders]}``."""
+    def age(name: str) -> tuple[float, int]:
+        created = listed[name].get("created_at")
+        if isinstance(created, str):
+            with contextlib.suppress(ValueError):
+                created = datetime.fromisoformat(created.strip())
+        stamp = created.timestamp() if isinstance(created, datetime) else 0.0
+        return stamp, int(name.removeprefix("submission_")) if _SUBMISSION.fullmatch(name) else 0
+
+    by_person: dict[tuple[str, str], list[str]] = {}
+    for name, entry in listed.items():
+        by_person.setdefault(_person(entry) if any(_person(entry)) else ("", name), []).append(name)
+    kept, older = {}, {}
+    for names in by_person.values():
+        newest, *rest = sorted(names, key=age, reverse=True)
+        kept[newest] = listed[newest]
+        if rest:
+            older[newest] = sorted(rest)
+    return dict(sorted(kept.items())), older
 
 
 def _file_name(text) -> str:
@@ -196,15 +244,19 @@ def _file_name(text) -> str:
 
 
 def student_ids(listed: dict[str, dict]) -> dict[str, str]:
-    """``{folder: student id}`` for the metadata entries ``listed``, from each first submitter: the
-    SID when there is one (readable, stable across resubmissions, what a gradebook is keyed by),
-    else the local part of the email, else the whole email when two students share that local part,
-    else the folder name. Each made a file name (:func:`_file_name`)."""
+    """``{folder: student id}`` for the metadata entries ``listed`` (one per student), from each first
+    submitter: the SID when there is one that no other student's entry has (readable, stable across
+    resubmissions, what a gradebook is keyed by), else the local part of the email, else the whole
+    email when two students share that local part, else the folder name. Each made a file name
+    (:func:`_file_name`)."""
     parts = {}
     for folder, entry in listed.items():
-        first = (_submitters(entry) or [{}])[0]
-        email = _text(first.get("email"))
-        parts[folder] = (_file_name(_text(first.get("sid"))), _file_name(email.partition("@")[0]), _file_name(email))
+        sid, email = (_text((_submitters(entry) or [{}])[0].get(key)) for key in ("sid", "email"))
+        parts[folder] = [_file_name(sid), _file_name(email.partition("@")[0]), _file_name(email)]
+    sids = Counter(sid.casefold() for sid, _, _ in parts.values() if sid)
+    for part in parts.values():
+        if part[0] and sids[part[0].casefold()] > 1:  # one SID, several students: a typing error somewhere
+            part[0] = ""
     shared = Counter(local.casefold() for sid, local, _ in parts.values() if not sid and local)
     return {folder: sid or (local if shared[local.casefold()] == 1 else email) or folder
             for folder, (sid, local, email) in parts.items()}
