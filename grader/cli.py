@@ -255,8 +255,8 @@ def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_uniso
               help="canvas, moodle: full marks of the assignment on the platform (scores are scaled) "
                    "[default: the exercise's points].")
 @click.option("--worksheet", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
-              help="moodle: the assignment's own Download grading worksheet; confirms each participant and "
-                   "grades a team's folder onto its members.")
+              help="moodle: the assignment's own Download grading worksheet; confirms each participant, "
+                   "grades a team's folder onto its members, and gives the maximum grade.")
 def export_command(format, gradebook, out, roster, assignment, points_possible, worksheet):
     """Write a batch's grades as FORMAT: canvas (Gradebook import CSV), moodle (offline grading
     worksheet) or csv (points per check, as grades.csv).

@@ -295,10 +295,10 @@ WORKSHEET_HEADER = ("Identifier,Full name,Email address,Status,Team,Grade,Maximu
                     "Last modified (submission),Last modified (grade),Feedback comments\n")
 
 
-def _worksheet(path, rows):
+def _worksheet(path, rows, maximum="24.00"):
     """Moodle's "Download grading worksheet" of a team assignment (mod/assign/gradingtable.php columns)."""
     path.write_text(WORKSHEET_HEADER + "".join(
-        f'Participant {pid},{name},{name.split()[0].lower()}@uni.example,Submitted for grading,{team},,24.00,Yes,'
+        f'Participant {pid},{name},{name.split()[0].lower()}@uni.example,Submitted for grading,{team},,{maximum},Yes,'
         f'"Monday, 1 December 2025, 10:00 AM",-,\n' for pid, name, team in rows), encoding="utf-8")
     return path
 
@@ -327,18 +327,19 @@ def test_a_moodle_4_1_team_folder_is_graded_onto_its_members_by_the_worksheet(tm
     out = _graded(tmp_path, download, {"team-alpha_42": 24, "team-beta_43": 0})
     sheet = _worksheet(tmp_path / "sheet.csv", [("501", "Ana Lima", "Team Alpha"), ("502", "Bob Stone", "Team Alpha"),
                                                  ("42", "Dee Park", "Team Beta"), ("504", "Eve Sun", "Team Beta"),
-                                                 ("505", "Fay Wu", "Team Gamma")])
+                                                 ("505", "Fay Wu", "Team Gamma")], maximum="12.00")
     result = CliRunner().invoke(main, ["export", "moodle", "--gradebook", str(out), "--out", str(tmp_path / "up.csv"),
                                        "--worksheet", str(sheet)])
     assert result.exit_code == 0, result.output
     with open(tmp_path / "up.csv", newline="", encoding="utf-8") as fh:
         got = [(r["Identifier"], r["Full name"], r["Email address"], r["Grade"]) for r in csv.DictReader(fh)]
-    assert got == [("Participant 501", "Ana Lima", "ana@uni.example", "24"),
-                   ("Participant 502", "Bob Stone", "bob@uni.example", "24"),
+    assert got == [("Participant 501", "Ana Lima", "ana@uni.example", "12"),  # the worksheet's Maximum Grade
+                   ("Participant 502", "Bob Stone", "bob@uni.example", "12"),
                    ("Participant 42", "Dee Park", "dee@uni.example", "0"),
                    ("Participant 504", "Eve Sun", "eve@uni.example", "0")]
     assert ("Warning: 1 participant(s) of the worksheet have no row here (no submission read): Fay Wu (Participant "
             "505)") in result.output
+    assert "grades are out of" not in result.output
     result = CliRunner().invoke(main, ["export", "canvas", "--gradebook", str(out), "--out", str(tmp_path / "c.csv"),
                                        "--assignment", "Ex 3 (1)", "--worksheet", str(sheet)])
     assert result.exit_code == 2 and "Error: --worksheet is Moodle's own grading worksheet" in result.output

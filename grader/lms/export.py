@@ -234,7 +234,8 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
         points_possible: canvas and moodle: full marks on the platform (scores are scaled).
         worksheet: moodle only: Moodle's own grading worksheet of the assignment, which confirms each
             row's participant and maps team folders onto their members
-            (:func:`grader.lms.moodle.match_worksheet`).
+            (:func:`grader.lms.moodle.match_worksheet`); its Maximum Grade is the default
+            ``points_possible``.
 
     Raises:
         InputError: an unknown format, no gradebook in ``gradebook``, a bad roster, an option that
@@ -261,7 +262,9 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
         raise InputError(f"--out {out} would overwrite what grader batch wrote in {gradebook}; write the export "
                          "elsewhere")
     people = load_roster(roster) if roster else None
-    participants = moodle.read_worksheet(worksheet) if worksheet else None
+    sheet = moodle.read_worksheet(worksheet) if worksheet else None
+    if sheet and points_possible is None:
+        points_possible = sheet.maximum  # the assignment's own scale
     with Gradebook.existing(gradebook) as book:
         if fmt == "csv":
             book.write_csv(out)
@@ -270,8 +273,8 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
     if not rows:
         raise InputError(f"the gradebook in {gradebook} holds no student yet; run grader batch first")
     lines, warnings = grade_rows(rows, fmt, people, points_possible)
-    if participants is not None:
-        lines, more = moodle.match_worksheet(lines, participants)
+    if sheet is not None:
+        lines, more = moodle.match_worksheet(lines, sheet.participants)
         warnings += more
     _check_unique(lines, IDENTIFIERS[fmt])
     if fmt == "canvas":

@@ -155,10 +155,18 @@ class Participant:
     team: str
 
 
-def read_worksheet(path: Path) -> list[Participant]:
-    """The participants of the worksheet Moodle downloads ("Download grading worksheet"; the columns
-    of ``mod/assign/gradingtable.php``: ``Identifier`` "Participant N", ``Full name``, ``Email
-    address``, and ``Team`` in a team assignment).
+@dataclass(frozen=True)
+class Worksheet:
+    """Moodle's own grading worksheet: its participants and the assignment's maximum grade (None unknown)."""
+
+    participants: list[Participant]
+    maximum: float | None
+
+
+def read_worksheet(path: Path) -> Worksheet:
+    """The worksheet Moodle downloads ("Download grading worksheet"; the columns of
+    ``mod/assign/gradingtable.php``: ``Identifier`` "Participant N", ``Full name``, ``Email address``,
+    ``Team`` in a team assignment, ``Maximum Grade``).
 
     Raises:
         InputError: unreadable, not UTF-8, or without an ``Identifier`` column.
@@ -173,13 +181,16 @@ def read_worksheet(path: Path) -> list[Participant]:
     if "Identifier" not in (reader.fieldnames or []):
         raise InputError(f"{path} has no Identifier column, so it is not Moodle's grading worksheet; give the CSV of "
                          "the assignment's Download grading worksheet")
-    out = []
+    out, maxima = [], set()
+    column = next((c for c in reader.fieldnames if (c or "").strip().lower() == "maximum grade"), None)
     for row in table:
         found = re.search(r"([0-9]+)\s*$", row["Identifier"] or "")
         if found:
             out.append(Participant(found[1], *((row.get(k) or "").strip() for k in ("Full name", "Email address",
                                                                                    "Team"))))
-    return out
+        if column and re.fullmatch(r"[0-9]+([.,][0-9]+)?", cell := (row[column] or "").strip()):
+            maxima.add(float(cell.replace(",", ".")))
+    return Worksheet(out, maxima.pop() if len(maxima) == 1 else None)
 
 
 def _letters(text: str) -> str:
