@@ -272,6 +272,8 @@ def test_moodle_export_of_a_moodle_download_carries_the_participant_ids(moodle_b
     assert (zoe["Full name"], zoe["Grade"], zoe["Maximum grade"], zoe["Feedback comments"]) == (
         "Zoë Müller", "24", "24", "24 of 24 points.")
     assert table["Participant 234567"]["Grade"] == "0" and done.warnings == [
+        "nothing checked each participant id against Moodle (a Moodle 4.1+ team folder carries its group's id): "
+        "give the assignment's Download grading worksheet as --worksheet",
         "grades are out of 24 points (exercise3's full marks); if the assignment is worth other points in Moodle, "
         "export again with --points-possible"]
 

@@ -276,6 +276,9 @@ def export(fmt: str, gradebook: Path, out: Path, *, roster: Path | None = None, 
     if sheet is not None:
         lines, more = moodle.match_worksheet(lines, sheet.participants)
         warnings += more
+    elif fmt == "moodle" and any(r["identity"].get("layout") == "moodle" for r in rows):
+        warnings.append("nothing checked each participant id against Moodle (a Moodle 4.1+ team folder carries its "
+                        "group's id): give the assignment's Download grading worksheet as --worksheet")
     _check_unique(lines, IDENTIFIERS[fmt])
     if fmt == "canvas":
         notes, more = canvas.write_gradebook(lines, Path(out), assignment)
