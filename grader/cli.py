@@ -146,9 +146,9 @@ def main():
 @quick_option
 @isolation_option
 @click.option("--isolation", type=click.Choice(["auto", "container"]), default="auto", show_default=True,
-              help="container: this machine is a throwaway container for this one submission (Gradescope), so "
-                   "without bubblewrap the plain child process with rlimits is acceptable; refused where the "
-                   "machine does not look like a container.")
+              help="container: this machine is Gradescope's throwaway container for this one submission, so "
+                   "where bubblewrap does not work the plain child process with rlimits is acceptable; refused "
+                   "there unless /autograder is Gradescope's (see --force-container).")
 @click.option("--force-container", is_flag=True,
               help="With --isolation container: accept it even where the machine does not look like a container.")
 @click.option("--gradescope", "gradescope_path", type=click.Path(dir_okay=False, path_type=Path), default=None,

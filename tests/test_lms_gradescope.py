@@ -250,18 +250,39 @@ def test_grade_writes_results_json_for_a_nested_submission(tmp_path):
     assert "Seed 7:" in data["output"] and data["execution_time"] > 0
 
 
-def test_isolation_container_is_refused_where_nothing_says_container_unless_forced(tmp_path, monkeypatch):
+def _without_bubblewrap(monkeypatch):
+    """This process as on Gradescope: bubblewrap installed but unable to make namespaces."""
+    import grader.cli
+    import grader.sandbox.container
+    import grader.sandbox.session
+
+    for module in (grader.cli, grader.sandbox.container, grader.sandbox.session):
+        monkeypatch.setattr(module, "bubblewrap_works", lambda: False)
+
+
+def test_isolation_container_is_refused_in_a_mere_docker_container_unless_forced(tmp_path, monkeypatch):
     import grader.sandbox.container as container
 
-    monkeypatch.setattr(container, "HOST_ROOT", tmp_path / "host")  # an empty file system: no sign of one
-    monkeypatch.delenv("container", raising=False)
-    monkeypatch.delenv("AUTOGRADER_ROOT", raising=False)
+    host = tmp_path / "host"  # a developer's long-lived container: it holds the course, solutions and all
+    (host / "run").mkdir(parents=True)
+    (host / ".dockerenv").write_text("")
+    (host / "run" / ".containerenv").write_text("")
+    fake = tmp_path / "fake-autograder"  # what run_autograder is given in a trial run, or a student's env
+    for sub in ("source", "submission"):
+        (fake / sub).mkdir(parents=True)
+    monkeypatch.setattr(container, "HOST_ROOT", host)
+    monkeypatch.setenv("container", "podman")
+    monkeypatch.setenv("AUTOGRADER_ROOT", str(fake))
+    _without_bubblewrap(monkeypatch)
     args = ["grade", "exercise3", "--submission", str(SKELETON.parent), "--isolation", "container",
             "--report", str(tmp_path / "r.html")]
     refused = CliRunner().invoke(main, args)
     assert refused.exit_code == 2
-    assert "--isolation container: this machine does not look like a container" in refused.output
-    assert not (tmp_path / "r.html").exists()
+    assert refused.output.startswith("Error: --isolation container: bubblewrap does not work here and this is not "
+                                     "Gradescope's autograder (no /autograder/run_autograder, source/ and "
+                                     "submission/), so graded code would run with your files and network in reach "
+                                     "(being in a Docker container is not enough).")
+    assert len(refused.output.strip().splitlines()) == 1 and not (tmp_path / "r.html").exists()
     alone = CliRunner().invoke(main, args[:4] + ["--force-container"])
     assert alone.exit_code == 2 and "--force-container goes with --isolation container" in alone.output
     forced = CliRunner().invoke(main, args + ["--force-container", "--seed", "1"])
@@ -269,16 +290,15 @@ def test_isolation_container_is_refused_where_nothing_says_container_unless_forc
     assert "seen: nothing, forced with --force-container" in (tmp_path / "r.html").read_text()
 
 
-def test_isolation_container_accepted_in_a_container_without_bubblewrap_and_said_so(tmp_path, monkeypatch):
-    import grader.cli
+def test_isolation_container_accepted_on_gradescope_without_bubblewrap_and_said_so(tmp_path, monkeypatch):
     import grader.sandbox.container as container
-    import grader.sandbox.session
 
-    (tmp_path / "host").mkdir()
-    (tmp_path / "host" / ".dockerenv").write_text("")
-    monkeypatch.setattr(container, "HOST_ROOT", tmp_path / "host")
-    for module in (grader.cli, grader.sandbox.session):  # a container where bubblewrap cannot work
-        monkeypatch.setattr(module, "bubblewrap_works", lambda: False)
+    host = tmp_path / "host"  # Gradescope's layout (autograder docs, "File hierarchy")
+    for sub in ("source", "submission", "results"):
+        (host / "autograder" / sub).mkdir(parents=True)
+    (host / "autograder" / "run_autograder").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(container, "HOST_ROOT", host)
+    _without_bubblewrap(monkeypatch)
     args = ["grade", "exercise3", "--submission", str(SKELETON.parent), "--seed", "1",
             "--report", str(tmp_path / "r.html"), "--gradescope", str(tmp_path / "results.json")]
     warned = CliRunner().invoke(main, args)
@@ -286,12 +306,23 @@ def test_isolation_container_accepted_in_a_container_without_bubblewrap_and_said
     accepted = CliRunner().invoke(main, args + ["--isolation", "container"])
     assert "0 / 24 points" in accepted.output and "Warning" not in accepted.output, accepted.output
     report = (tmp_path / "r.html").read_text()
-    assert "container: each submission runs in its own throwaway container (seen: Docker&#39;s /.dockerenv)" in report
+    assert (f"container: each submission runs in its own throwaway container (seen: Gradescope&#39;s autograder at "
+            f"{host / 'autograder'})") in report
     assert "sandbox: plain child process with rlimits" in report
     output = json.loads((tmp_path / "results.json").read_text())["output"]
     assert "Your code ran in a throwaway container of its own" in output
     refused = CliRunner().invoke(main, ["batch", "exercise3", str(tmp_path), "--out", str(tmp_path / "out")])
     assert refused.exit_code != 0 and "bubblewrap is not available" in refused.output  # batch still refuses
+
+
+def test_isolation_container_changes_nothing_where_bubblewrap_works(tmp_path, monkeypatch):
+    import grader.sandbox.container as container
+
+    monkeypatch.setattr(container, "HOST_ROOT", tmp_path)  # not Gradescope: no /autograder at all
+    assert container.container_isolation(bubblewrap=True) == ""
+    assert container.container_isolation(force=True, bubblewrap=True) == ""
+    with pytest.raises(InputError, match="bubblewrap does not work here"):
+        container.container_isolation(bubblewrap=False)
 
 
 # ------------------------------------------------------------------------------ hostile metadata
