@@ -1,7 +1,8 @@
 """Canvas and Moodle exports in: fixtures laid out as the platforms name their downloads (Canvas's
-ContentZipper: ``name[_LATE]_userid_attachmentid_file``; Moodle's download_submissions:
-``Full Name_participantid_assignsubmission_file_/``), read into the right students, graded end to end,
-and exported back with the platform's ids."""
+ContentZipper: ``name[_LATE]_userid_attachmentid_file``; Moodle's download_submissions and, from 4.1,
+downloader.php: ``Full Name_participantid_assignsubmission_file[_]/``, team folders by group id), read
+into the right students (never one student's files as another's), graded end to end, and exported back
+with the platform's ids, checked against Moodle's own grading worksheet where given."""
 import csv
 import shutil
 import zipfile
