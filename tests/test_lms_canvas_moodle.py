@@ -324,19 +324,24 @@ def test_a_moodle_4_1_team_folder_is_graded_onto_its_members_by_the_worksheet(tm
     """Moodle 4.1+ names a team's folder by the group's id (42), which is also some participant's:
     the worksheet's Team column says who is in the team, and participant 42 gets only their own team's grade."""
     download = tmp_path / "download"
-    for team in ("Team Alpha_42", "Team Beta_43"):
+    for team in ("Team Alpha_42", "Team Beta_43", "Default group"):  # students in no group: no id at all
         (download / f"{team}_assignsubmission_file").mkdir(parents=True)
         shutil.copy(SOLUTION, download / f"{team}_assignsubmission_file" / "attention.py")
-    out = _graded(tmp_path, download, {"team-alpha_42": 24, "team-beta_43": 0})
+    found = {s.student: (s.name, s.user_id) for s in discover(download).submissions}
+    assert found == {"team-alpha_42": ("Team Alpha", "42"), "team-beta_43": ("Team Beta", "43"),
+                     "default-group": ("Default group", "")}
+    out = _graded(tmp_path, download, {"team-alpha_42": 24, "team-beta_43": 0, "default-group": 6})
     sheet = _worksheet(tmp_path / "sheet.csv", [("501", "Ana Lima", "Team Alpha"), ("502", "Bob Stone", "Team Alpha"),
                                                  ("42", "Dee Park", "Team Beta"), ("504", "Eve Sun", "Team Beta"),
-                                                 ("505", "Fay Wu", "Team Gamma")], maximum="12.00")
+                                                 ("505", "Fay Wu", "Team Gamma"), ("506", "Gus Hill", "Default group")],
+                       maximum="12.00")
     result = CliRunner().invoke(main, ["export", "moodle", "--gradebook", str(out), "--out", str(tmp_path / "up.csv"),
                                        "--worksheet", str(sheet)])
     assert result.exit_code == 0, result.output
     with open(tmp_path / "up.csv", newline="", encoding="utf-8") as fh:
         got = [(r["Identifier"], r["Full name"], r["Email address"], r["Grade"]) for r in csv.DictReader(fh)]
-    assert got == [("Participant 501", "Ana Lima", "ana@uni.example", "12"),  # the worksheet's Maximum Grade
+    assert got == [("Participant 506", "Gus Hill", "gus@uni.example", "3"),
+                   ("Participant 501", "Ana Lima", "ana@uni.example", "12"),  # the worksheet's Maximum Grade
                    ("Participant 502", "Bob Stone", "bob@uni.example", "12"),
                    ("Participant 42", "Dee Park", "dee@uni.example", "0"),
                    ("Participant 504", "Eve Sun", "eve@uni.example", "0")]

@@ -17,7 +17,8 @@ or, with "Download submissions in folders" off (and before 3.1), one flat file p
 id); with anonymous submissions it is "Participant". Team submissions: up to 4.0 each member
 has a folder, ``{group}-{Full Name}_{participant id}``; from 4.1 a team has one folder,
 ``{group}_{group id}``, whose id is the group's and not a participant's (the name cannot tell
-them apart: only Moodle's own worksheet can, see :func:`match_worksheet`). The participant
+them apart: only Moodle's own worksheet can, see :func:`match_worksheet`), and the students in no
+group share ``Default group``, without an id. The participant
 id is the one the grading worksheet's ``Identifier`` column holds ("Participant 123456"). Every
 entry of one participant id is one :class:`~grader.lms.Submission` (a file folder and an online
 text folder together, except that a single uploaded ``.zip`` is the whole submission; entries of
@@ -46,8 +47,11 @@ from . import Submission
 from .names import layout_reason, name_conflict, student_id
 from .unpack import JUNK
 
-_FOLDER = re.compile(r"^(?P<name>[^_]*)_(?P<id>[0-9]+)_(?P<plugin>assignsubmission_[a-z0-9_]*[a-z0-9])_?$")
-_FLAT = re.compile(r"^(?P<name>[^_]*)_(?P<id>[0-9]+)_(?P<plugin>assignsubmission_[a-z0-9]+)_(?P<file>.+)$")
+#: Moodle 4.1+'s team of the students in no group, which has no id (English language pack).
+DEFAULT_TEAM = "Default group"
+_WHO = rf"^(?P<name>[^_]*?)(?:_(?P<id>[0-9]+)|(?<=^{DEFAULT_TEAM}))"
+_FOLDER = re.compile(_WHO + r"_(?P<plugin>assignsubmission_[a-z0-9_]*[a-z0-9])_?$")
+_FLAT = re.compile(_WHO + r"_(?P<plugin>assignsubmission_[a-z0-9]+)_(?P<file>.+)$")
 #: What Moodle writes instead of a name for anonymous submissions (English language pack).
 ANONYMOUS = "Participant"
 
@@ -76,7 +80,7 @@ def read(folder: Path) -> list[Submission]:
     """One :class:`~grader.lms.Submission` per participant id in ``folder`` (see the module's docstring)."""
     by_id: dict[str, list[tuple[re.Match, Path]]] = {}
     for match, path in _entries(folder)[0]:
-        by_id.setdefault(match["id"], []).append((match, path))
+        by_id.setdefault(match["id"] or "", []).append((match, path))
     found = []
     for participant, entries in by_id.items():
         name = entries[0][0]["name"].strip()
@@ -207,22 +211,23 @@ def match_worksheet(rows: list, participants: list[Participant]) -> tuple[list, 
     A row keeps its participant id when the worksheet has that participant under the row's name (or
     ``{team}-{name}``, Moodle 3.x's team folders; or any name when either side has none). A row whose
     name is a team of the worksheet's ``Team`` column (Moodle 4.1+ names a team's folder by the group's
-    id, which may be another student's participant id) becomes one row per member. Any other row loses
-    its participant id, so Moodle cannot import it, and says why in its note.
+    id, which may be another student's participant id; or ``Default group``, which has none) becomes
+    one row per member. Any other row with a participant id loses it, so Moodle cannot import it, and
+    says why in its note.
     """
     by_id = {p.user_id: p for p in participants}
     out, covered, unconfirmed = [], set(), []
     for r in rows:
-        p = by_id.get(r.user_id)
+        p = by_id.get(r.user_id) if r.user_id else None
         members = [q for q in participants if q.team and r.name and _letters(q.team) == _letters(r.name)]
-        if not r.user_id:
-            out.append(r)
-        elif p and (not r.name or not p.name or _letters(r.name) in (_letters(p.name), _letters(p.team + p.name))):
+        if p and (not r.name or not p.name or _letters(r.name) in (_letters(p.name), _letters(p.team + p.name))):
             out.append(replace(r, email=r.email or p.email))
             covered.add(p.user_id)
         elif members:
             out += [replace(r, user_id=q.user_id, name=q.name, email=q.email) for q in members]
             covered.update(q.user_id for q in members)
+        elif not r.user_id:
+            out.append(r)
         else:
             why = (f"participant {r.user_id} is {p.name} in Moodle's worksheet, not {r.name}" if p
                    else f"Moodle's worksheet has no participant {r.user_id}")

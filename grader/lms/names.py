@@ -19,12 +19,12 @@ def fold(text: str) -> str:
 
 def student_id(name: str, platform_id: str) -> str:
     """The id of a student the platform knows as ``name`` with its own id ``platform_id``:
-    ``student_id("müllerzoë", "12345") == "mullerzoe_12345"``; just ``platform_id`` without a name.
+    ``student_id("müllerzoë", "12345") == "mullerzoe_12345"``; just ``platform_id`` without a name,
+    just the name without a ``platform_id`` (Moodle's "Default group").
 
     Unique because ``platform_id`` is; stable as long as the platform's name and id are.
     """
-    name = fold(name)
-    return f"{name}_{platform_id}" if name else platform_id
+    return "_".join(part for part in (fold(name), platform_id) if part)
 
 
 def layout_reason(what: str, found: int, other: list[str]) -> str:
