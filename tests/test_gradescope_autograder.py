@@ -8,7 +8,11 @@ import shutil
 import stat
 import subprocess
 import sys
+import sysconfig
+import tempfile
+import time
 import zipfile
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -40,11 +44,17 @@ def _run_autograder(bundle, tmp_path, submission):
         for info in zf.infolist():  # zipfile does not restore permissions
             os.chmod(root / "source" / info.filename, (info.external_attr >> 16) & 0o777)
     shutil.copytree(submission, root / "submission", dirs_exist_ok=True)
+    (root / "submission_metadata.json").write_text('{"users": [{"email": "zoe@uni.example"}]}')
+    os.chmod(root / "results", 0o777)
     env = {k: v for k, v in os.environ.items() if k not in ("GRADER_COURSE_ROOT", "PYTHONPATH")}
     env.update(AUTOGRADER_ROOT=str(root), GRADER_PYTHON=sys.executable)
     done = subprocess.run([str(root / "source" / "run_autograder")], cwd=root, env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+    # What an unprivileged sandbox user must not reach: hidden tests and references, metadata, the results.
+    modes = {name: stat.S_IMODE(os.stat(root / name).st_mode)
+             for name in ("source", "submission_metadata.json", "results", ".")}
+    assert modes == {"source": 0o700, "submission_metadata.json": 0o600, "results": 0o755, ".": 0o755}
     return json.loads((root / "results" / "results.json").read_text()), done
 
 
@@ -127,3 +137,92 @@ def test_build_refuses_an_unknown_visibility_and_an_exercise_without_hidden_test
     refused = CliRunner().invoke(main, ["gradescope", "build", str(tmp_path / "a.zip"), "exercise3"])
     assert refused.exit_code == 2 and "exercise3 has no hidden tests here" in refused.output
     assert not (tmp_path / "a.zip").exists()
+
+
+@pytest.fixture(scope="module")
+def python_others_can_run():
+    """A Python that users other than root can run, seeing this venv's packages: the system's python3.X of
+    this minor version in a venv under /tmp (this venv's may lie under /root, mode 0700, where an
+    unprivileged uid cannot even start; the sandbox then stays root and says so)."""
+    if os.getuid() != 0:
+        pytest.skip("the sandbox takes a uid of its own only when the grader is root")
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    base = shutil.which(f"python{version}", path="/usr/bin:/usr/local/bin")
+    if base is None:
+        pytest.skip(f"no system python{version}")
+    folder = Path(tempfile.mkdtemp(prefix="grader-py-"))
+    os.chmod(folder, 0o755)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(folder)], check=True)
+    site = folder / "lib" / f"python{version}" / "site-packages"
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        (site / entry.name).symlink_to(entry)
+    python = str(folder / "bin" / "python")
+    probe = subprocess.run([python, "-c", "from grader.sandbox.isolation import others_can_run_python as f; "
+                            "print(f())"], env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    if probe.stdout.strip() != "True":
+        shutil.rmtree(folder)
+        pytest.skip(f"other users cannot run {base} with this venv's packages: {probe.stdout}{probe.stderr}")
+    yield python
+    shutil.rmtree(folder)
+
+
+@pytest.fixture
+def scratch():
+    """A folder that other users may walk into (pytest's tmp_path lies in a folder of mode 0700)."""
+    folder = Path(tempfile.mkdtemp(prefix="grader-scratch-"))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+DETACHED = '''\
+import json, os, time
+with open({log!r}, "a") as f:
+    f.write(f"uid {{os.getuid()}}\\n")
+if os.fork() == 0:  # a detached process that rewrites the results as long as it lives
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            try:
+                with open({results!r}, "w") as f:
+                    json.dump({{"score": 24, "output": "written by the submission", "tests": []}}, f)
+            except OSError:
+                pass
+            time.sleep(0.005)
+    os._exit(0)
+'''
+
+
+def test_in_gradescope_s_container_a_submission_can_neither_rewrite_its_results_nor_outlive_its_sandbox(
+        python_others_can_run, scratch):
+    """As on Gradescope: the grader is root and bubblewrap cannot make namespaces (a bwrap that fails
+    stands in), so the code runs as a plain child process: as a uid of its own, killed with all it
+    started when the sandbox closes, before the judge writes results.json."""
+    tmp_path = scratch
+    shared = tmp_path / "shared"  # writable by anyone, as a careless results folder would be
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    results, log = shared / "results.json", shared / "log"
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "attention.py").write_text(DETACHED.format(log=str(log), results=str(results))
+                                             + (ROOT / "exercises" / "exercise3" / "skeleton" / "attention.py").read_text())
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+    os.chmod(fake / "bwrap", 0o755)
+    env = dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+    env.pop("GRADER_COURSE_ROOT", None)
+    done = subprocess.run([python_others_can_run, "-m", "grader", "grade", "exercise3", "--submission", str(submission),
+                           "--seed", "3", "--gradescope", str(results), "--isolation", "container", "--force-container",
+                           "--report", str(tmp_path / "r.html")], env=env, capture_output=True, text=True, timeout=300)
+    assert "0 / 24 points" in done.stdout, done.stdout + done.stderr
+    uids = {int(line.split()[1]) for line in log.read_text().split("\n") if line}
+    assert uids and min(uids) >= 61000  # never root, never the grader's user
+    time.sleep(0.5)  # a survivor would have rewritten it by now
+    data = json.loads(results.read_text())
+    assert data["score"] == 0 and len(data["tests"]) == 31
+    left = [(p.name, state) for p in Path("/proc").iterdir() if p.name.isdigit() and p.stat().st_uid in uids
+            and (state := (p / "stat").read_text().rpartition(")")[2].split()[0]) != "Z"]  # Z: dead, not reaped yet
+    assert left == []
+    assert "as an unprivileged user of its own (bubblewrap not available)" in (tmp_path / "r.html").read_text()

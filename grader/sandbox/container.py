@@ -3,7 +3,10 @@
 Gradescope grades each submission in a container of its own, made from the autograder's image and
 discarded afterwards, and bubblewrap usually cannot create namespaces there. In that setting the
 plain child process with rlimits (what the grader falls back to without bubblewrap) is acceptable:
-there is no other student's work, no gradebook and no instructor's files in reach.
+there is no other student's work, no gradebook and no instructor's files in reach. As the grader is
+root there, that process runs as an unprivileged uid of its own and is killed with everything it
+started when its sandbox closes (:mod:`grader.sandbox.isolation`), and ``run_autograder`` keeps the
+hidden tests, Gradescope's metadata and the results folder from that uid.
 
 Being *a* container is not enough: a developer's Docker or Podman container (this project's own
 machines are some) is long-lived and holds the course, solutions included. So the mode is only taken

@@ -23,8 +23,13 @@ With bubblewrap (Debian's ``bubblewrap``, the sandbox Flatpak uses), in two laye
    cannot end within ``STOP_TIMEOUT`` ends the template.
 
 Without bubblewrap (e.g. macOS) a job is a plain child process in its own session with the same
-rlimits, running as the grader's user with no file-system or network isolation; every report
-says so, ``grade`` says so on the terminal and ``--require-isolation`` refuses to run. Where a
+rlimits and no file-system or network isolation, running as the grader's user; every report
+says so, ``grade`` says so on the terminal and ``--require-isolation`` refuses to run. When that
+user is root (Gradescope's container, where bubblewrap cannot make namespaces) and other users may
+run this Python (:func:`others_can_run_python`), the job takes an unprivileged uid of its own
+instead, its copy of the submission its own: it cannot write the judge's results, signal or trace
+the judge, or read what root keeps to itself; whatever it leaves running is killed with its uid
+when the sandbox closes (:func:`grader.sandbox.template.kill_uid`). Where a
 facility is missing the rest still holds: no ``resource`` module, no rlimits (the report says so);
 no ``os.killpg``, a stopped job's own process is killed instead of its group; no ``SOCK_SEQPACKET``
 (macOS), the template's control socket is a datagram socket. Without ``os.fork`` or
@@ -41,6 +46,7 @@ import importlib.util
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +98,27 @@ def python_roots() -> tuple[str, ...]:
     resolved = sorted({os.path.realpath(r) for r in roots})
     # Drop folders already inside another one.
     return tuple(r for r in resolved if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in resolved))
+
+
+@functools.lru_cache(maxsize=1)
+def others_can_run_python() -> bool:
+    """True when a user other than this one can load this Python, its standard library and NumPy: each
+    folder from ``/`` down to them lets others in (``/root/.pyenv``, under a ``/root`` of mode 0700,
+    does not: an unprivileged uid would fail its first import there)."""
+    import numpy
+
+    needed = {os.path.dirname(os.__file__), os.path.dirname(os.path.realpath(sys.executable)),
+              str(Path(numpy.__file__).resolve().parent)}
+    for folder in needed:
+        path = Path(os.path.realpath(folder))
+        for part in (path, *path.parents):
+            try:
+                mode = part.stat().st_mode
+            except OSError:
+                return False
+            if not mode & stat.S_IXOTH:
+                return False
+    return True
 
 
 @functools.lru_cache(maxsize=1)

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from ..exercises import Exercise, Limits
 from . import messages
-from .isolation import bubblewrap_works, has_rlimits, unsupported_platform
-from .template import JobProcess, TemplateLost, UidClaim, claim_uid, template_for
+from .isolation import bubblewrap_works, has_rlimits, others_can_run_python, unsupported_platform
+from .template import JobProcess, TemplateLost, UidClaim, claim_uid, kill_uid, template_for
 from .channel import Closed, OutputDrain, Timeout, receive, send
 from .wire import FrameTooLarge, ProtocolError, decode, encode, frame_bytes
 
@@ -121,9 +121,16 @@ class Sandbox:
         if not has_rlimits():
             how = ("plain child process without rlimits (neither bubblewrap nor the resource module is available): "
                    "no network or file-system isolation, no CPU, memory or process limits; only the time limit per call")
+        elif self._plain_uid():
+            how = ("plain child process with rlimits as an unprivileged user of its own (bubblewrap not available): "
+                   "no network isolation; the files any user may read are in reach")
         elif os.name == "posix" and os.getuid() == 0:
             how += "; running as root, so the process limit does not bind"
         return how
+
+    def _plain_uid(self) -> bool:
+        """Without bubblewrap, as root: the job takes a uid of its own when other users can run this Python."""
+        return not self.bubblewrap and os.name == "posix" and os.getuid() == 0 and others_can_run_python()
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -165,7 +172,7 @@ class Sandbox:
         unsupported = unsupported_platform()
         if unsupported:
             raise RuntimeError(unsupported)
-        if self.bubblewrap and os.getuid() == 0 and self.claim is None:
+        if (self.bubblewrap and os.getuid() == 0 or self._plain_uid()) and self.claim is None:
             self.claim = claim_uid()
         cfg = {
             "cpu": self.limits.cpu, "memory_mb": self.limits.memory_mb,
@@ -230,8 +237,10 @@ class Sandbox:
         with self._lifecycle:  # not while another thread is half-way through starting a worker
             self.closed = True
             self._stop()
-            if self.claim is not None:  # every process of the job has ended: the uid is free
-                self.claim.release()
+            if self.claim is not None:
+                if not self.bubblewrap:  # a plain job's processes may live on (setsid): end every one of its uid
+                    kill_uid(self.claim.uid)
+                self.claim.release()  # every process of the job has ended: the uid is free
 
     @property
     def output(self) -> str:

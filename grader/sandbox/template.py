@@ -70,6 +70,36 @@ def _uids_running() -> set[int]:
     return uids
 
 
+def _give(folder: Path, uid: int) -> None:
+    """Make ``folder`` and everything in it belong to ``uid`` (``folder`` itself: mode 0700)."""
+    for parent, dirs, files in os.walk(folder):
+        for name in [parent, *(os.path.join(parent, n) for n in dirs + files)]:
+            os.lchown(name, uid, uid)
+    os.chmod(folder, 0o700)
+
+
+def kill_uid(uid: int) -> None:
+    """Kill every process running as ``uid`` (a sandbox's own, never the grader's): a child takes the uid and
+    signals all it may (``kill(-1)`` spares the caller), until none is left or a fork loop outran 20 rounds."""
+    if not hasattr(os, "fork") or os.getuid() != 0 or uid < UID_BASE:
+        return
+    pid = os.fork()
+    if pid == 0:  # only system calls from here: this process may have threads
+        code = 0
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            for _ in range(20):
+                os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:  # nothing left of that uid
+            pass
+        except BaseException:  # noqa: BLE001 - never return into the grader's code in the child
+            code = 1
+        os._exit(code)
+    os.waitpid(pid, 0)
+
+
 def claim_uid() -> UidClaim:
     """The first uid in the range that no running sandbox on this machine holds and no visible
     process runs as (a grader that does not take these locks, e.g. an older version, may use one).
@@ -153,6 +183,8 @@ class Template:
         for name in ("forking.py", "worker.py", "wire.py"):
             shutil.copy2(HERE / name, self.dir / name)
         (self.dir / "jobs").mkdir(mode=0o700)
+        if not bubblewrap:  # a plain job of its own uid walks in to its folder (never lists the others)
+            os.chmod(self.dir / "jobs", 0o711)
         self.inside = "/grader" if bubblewrap else str(self.dir)
         cfg = {"site_packages": site_packages()}
         python = [sys.executable, "-I", "-S", f"{self.inside}/forking.py", json.dumps(cfg)]
@@ -230,6 +262,8 @@ class Template:
         shutil.copytree(submission, copy / "submission", symlinks=True, ignore=ignore)
         if harness is not None:
             shutil.copy2(harness, copy / "harness.py")
+        if not self.bubblewrap and cfg.get("uid") is not None:  # the job's folder is its own uid's, and only its
+            _give(folder, cfg["uid"])
         inside = f"{self.inside}/jobs/{job}/sandbox" if not self.bubblewrap else "/sandbox"
         cfg = dict(cfg, isolate=self.bubblewrap, template_dir=self.inside, python_roots=list(python_roots()),
                    submission_dir=f"{inside}/submission",
