@@ -25,16 +25,19 @@ STUDENT_README = """# {title}
 
 Your exercises for the lesson on multi-head attention and the transformer block.
 
-Set up once (Python 3.10+):
+Set up once (Python 3.11+; on Linux the first `pip install` takes the CPU build of PyTorch, not
+the multi-GB CUDA one; on macOS leave it out):
 
-    python3 -m venv .venv && .venv/bin/pip install -e .
+    python3 -m venv .venv
+    .venv/bin/pip install --no-deps torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+    .venv/bin/pip install -e .
 
 Each exercise has a folder here with the file(s) you edit ({folders}); the task and its exact
 contract are in `exercises/NAME/README.md`. Grade your work at any time:
 
     .venv/bin/grade exercise3
 
-You get a score, every check with a hint, the mistake your answer matches, and a report in
+You get a score, every check with a hint and what was wrong in numbers, and a report in
 `reports/`. These are the public checks; hidden checks run when your work is graded.
 """
 
