@@ -226,3 +226,32 @@ def test_in_gradescope_s_container_a_submission_can_neither_rewrite_its_results_
             and (state := (p / "stat").read_text().rpartition(")")[2].split()[0]) != "Z"]  # Z: dead, not reaped yet
     assert left == []
     assert "as an unprivileged user of its own (bubblewrap not available)" in (tmp_path / "r.html").read_text()
+
+
+def test_setup_sh_never_asks_and_says_which_base_image_to_choose_where_python_is_too_old(bundle, tmp_path):
+    """setup.sh as Gradescope's image build runs it, on Ubuntu 18.04 (python3 3.6, no python3.11
+    package): apt-get and python3 are stand-ins (the real ones would change this machine), which log
+    their arguments and answer as 18.04 would; standard input is closed, so any question would fail."""
+    with zipfile.ZipFile(bundle) as zf:
+        (tmp_path / "setup.sh").write_bytes(zf.read("setup.sh"))
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    log = tmp_path / "calls"
+    (stubs / "apt-get").write_text(f'#!/bin/sh\necho "apt-get $*" >> {log}\n'
+                                   'case "$*" in *python3.11*) echo "E: Unable to locate package python3.11" >&2; exit 100;; esac\n')
+    (stubs / "python3").write_text(f'#!/bin/sh\necho "python3 $*" >> {log}\nexit 1\n')  # sys.version_info < (3, 11)
+    for stub in ("apt-get", "python3"):
+        os.chmod(stubs / stub, 0o755)
+    env = dict(os.environ, PATH=f"{stubs}:/usr/bin:/bin", AUTOGRADER_ROOT=str(tmp_path / "autograder"))
+    done = subprocess.run(["bash", str(tmp_path / "setup.sh")], env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().endswith("setup.sh: this base image has neither Python 3.11+ nor a python3.11 package; "
+                                        "choose Ubuntu 22.04 or later as the base image on Gradescope's Configure "
+                                        "Autograder page")
+    calls = log.read_text().splitlines()
+    assert calls[0] == "apt-get update -qq"
+    installs = [c for c in calls if c.startswith("apt-get install")]
+    assert installs == ["apt-get install -y -qq python3 python3-venv bubblewrap",
+                        "apt-get install -y -qq python3.11 python3.11-venv"]
+    assert not (tmp_path / "autograder" / "venv").exists()
