@@ -174,29 +174,19 @@ def grade_command(exercise, submission, seed, as_json, report_path, quick, requi
     container = container_isolation(force_container) if isolation == "container" else ""
     ex = arguments.exercise(exercise)
     if gradescope_path is not None:  # an empty upload still gets a results.json: its checks say what is missing
-        submission = _nested_submission(exercise, submission)
+        from .lms import gradescope
+
+        submission, upload_note = gradescope.upload_folder(submission, ex.files)
     else:
         submission = arguments.submission_folder(ex, submission, lambda e, f: f"grader grade {e} --submission {f}")
     report_path = arguments.report_path(report_path, exercise, submission)
     result = _grade_and_show(exercise, submission, seed=seed, as_json=as_json, report_path=report_path,
                              verbose=verbose, quick=quick, require_isolation=require_isolation, container=container)
     if gradescope_path is not None:
-        from .lms import gradescope
-
+        result.notes += [upload_note] if upload_note else []
         data = gradescope.results_json(result, hidden_visibility=hidden_visibility)
         click.echo(f"Gradescope results: {report.write_atomic(gradescope_path, json.dumps(data, indent=2))}", err=True)
     sys.exit(graded_status(result))
-
-
-def _nested_submission(exercise: str, folder: Path) -> Path:
-    """The folder under ``folder`` that holds ``exercise``'s files (Gradescope keeps an uploaded folder's
-    nesting), or ``folder`` itself when they are nowhere or in several places (the checks then say so)."""
-    from .lms.unpack import RefusedSubmission, locate
-
-    try:
-        return locate(folder, exercises.load(exercise).files) if folder.is_dir() else folder
-    except RefusedSubmission:
-        return folder
 
 
 @main.command("batch")

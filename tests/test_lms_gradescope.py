@@ -250,6 +250,29 @@ def test_grade_writes_results_json_for_a_nested_submission(tmp_path):
     assert "Seed 7:" in data["output"] and data["execution_time"] > 0
 
 
+def test_an_upload_without_the_file_once_tells_the_student_what_it_holds(tmp_path):
+    uploads = {"renamed": {"attention_final.py": SOLUTION, "notes.txt": SOLUTION},
+               "twice": {"a/attention.py": SOLUTION, "b/attention.py": SKELETON}, "empty": {}}
+    notes = {}
+    for name, files in uploads.items():
+        (tmp_path / name).mkdir()
+        for rel, source in files.items():
+            (tmp_path / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, tmp_path / name / rel)
+        out = tmp_path / f"{name}.json"
+        run = CliRunner().invoke(main, ["grade", "exercise3", "--submission", str(tmp_path / name), "--seed", "1",
+                                        "--gradescope", str(out), "--report", str(tmp_path / f"{name}.html")])
+        assert run.exit_code == 1, run.output  # graded, below full marks
+        data = json.loads(out.read_text())
+        assert data["score"] == 0 and len(data["tests"]) == 31
+        notes[name] = [line for line in data["output"].splitlines() if line.startswith("Note: ")]
+    assert notes == {
+        "renamed": ["Note: Your upload holds no attention.py (it holds attention_final.py, notes.txt): name your file "
+                    "attention.py and upload it again."],
+        "twice": ["Note: Your upload holds attention.py in 2 folders (a/, b/), so none was graded: upload only one."],
+        "empty": ["Note: Your upload is empty: upload attention.py."]}
+
+
 def _without_bubblewrap(monkeypatch):
     """This process as on Gradescope: bubblewrap installed but unable to make namespaces."""
     import grader.cli

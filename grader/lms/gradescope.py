@@ -38,7 +38,7 @@ from ..errors import InputError
 from ..results import CheckResult, SubmissionResult
 from ..sandbox.container import CONTAINER
 from . import MAX_ID, Submission
-from .unpack import JUNK
+from .unpack import JUNK, RefusedSubmission, locate
 
 #: The export's metadata file, beside the ``submission_NNN/`` folders.
 METADATA = "submission_metadata.yml"
@@ -260,6 +260,29 @@ def student_ids(listed: dict[str, dict]) -> dict[str, str]:
     shared = Counter(local.casefold() for sid, local, _ in parts.values() if not sid and local)
     return {folder: sid or (local if shared[local.casefold()] == 1 else email) or folder
             for folder, (sid, local, email) in parts.items()}
+
+
+def upload_folder(folder: Path, files: tuple[str, ...]) -> tuple[Path, str]:
+    """Where an exercise's ``files`` are in one Gradescope upload (``/autograder/submission`` keeps an
+    uploaded folder's nesting: :func:`grader.lms.unpack.locate`), and a note for the student when they
+    are not there exactly once (``""`` when they are): ``folder`` itself is then graded, and its checks
+    fail for the missing file, so the note says what the upload holds instead."""
+    folder = Path(folder)
+    try:
+        return locate(folder, files), ""
+    except RefusedSubmission:
+        pass
+    uploaded = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                      if p.is_file() and not JUNK.search(p.relative_to(folder).as_posix()))
+    places = [name.rpartition("/")[0] + "/" for name in uploaded if name.rpartition("/")[2] == files[0]]
+    if len(places) > 1:
+        return folder, (f"Your upload holds {files[0]} in {len(places)} folders ({', '.join(places[:5])}), so none "
+                        f"was graded: upload only one.")
+    if not uploaded:
+        return folder, f"Your upload is empty: upload {', '.join(files)}."
+    shown = ", ".join(uploaded[:5]) + (f" and {len(uploaded) - 5} more" if len(uploaded) > 5 else "")
+    return folder, (f"Your upload holds no {files[0]} (it holds {shown}): name your file {files[0]} and upload "
+                    "it again.")
 
 
 # ------------------------------------------------------------------------------ results.json out
