@@ -233,6 +233,13 @@ def test_the_top_level_output_is_for_students_and_keeps_hidden_results_back():
                          "did not pass), 1 grader error(s) (not your fault: the course staff will look at them)."]
     for internal in ("bubblewrap", "namespace", "uid", "/tmp"):
         assert internal not in text
+    firsts = {v: gradescope.results_json(_result(), hidden_visibility=v)["output"].splitlines()[0]
+              for v in ("after_due_date", "hidden")}
+    assert firsts == {
+        "after_due_date": "Public checks: 1 / 2 points. The 3 hidden checks (3.5 points) and your total are shown after "
+                          "the due date (the late due date, where late submissions are allowed).",
+        "hidden": "Public checks: 1 / 2 points. The 3 hidden checks (3.5 points) are never shown to you; your total is "
+                  "shown once the grades are published."}
 
 
 # ------------------------------------------------------------------------------ grader grade --gradescope

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import exercises
 from ..errors import InputError
-from .gradescope import HIDDEN_VISIBILITY, VISIBILITIES
+from .gradescope_results import HIDDEN_VISIBILITY, VISIBILITIES
 
 _TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "gradescope"
 _IGNORE = re.compile(r"(^|/)(__pycache__|\.pytest_cache|[^/]*\.egg-info)(/|$)|\.pyc$")
