@@ -84,7 +84,8 @@ def test_the_zip_holds_the_two_scripts_at_its_root_and_nothing_it_must_not(bundl
 def test_the_reference_solution_gets_24_of_24_and_the_skeleton_0(bundle, tmp_path):
     data, done = _run_autograder(bundle, tmp_path / "solution", ROOT / "solutions" / "exercise3")
     assert data["score"] == 24
-    assert set(data) == {"score", "execution_time", "output", "output_format", "tests"}
+    assert set(data) == {"score", "execution_time", "output", "output_format", "stdout_visibility", "tests"}
+    assert data["stdout_visibility"] == "hidden"  # the grader's terminal summary names hidden checks
     assert 0 < data["execution_time"] < 120
     tests = data["tests"]
     assert len(tests) == 31 and sum(t["max_score"] for t in tests) == 24

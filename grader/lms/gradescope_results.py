@@ -34,8 +34,9 @@ def results_json(result: SubmissionResult, *, hidden_visibility: str = HIDDEN_VI
     """Gradescope's autograder ``results.json`` for one graded submission.
 
     Format (Gradescope autograder docs, "Autograder Specifications"): ``{"score", "execution_time"
-    (seconds), "output", "output_format", "tests": [{"name", "score", "max_score", "status", "output",
-    "tags", "visibility", "extra_data"}]}``. Per test:
+    (seconds), "output", "output_format", "stdout_visibility", "tests": [{"name", "score", "max_score",
+    "status", "output", "tags", "visibility", "extra_data"}]}``. ``stdout_visibility`` is ``hidden``
+    (Gradescope's default, made explicit): run_autograder's output names every hidden check. Per test:
 
     - ``status``: ``passed`` or ``failed``, the two Gradescope knows; set explicitly, so a failed
       check worth 0 points (a gate such as "the module loads") shows as failed;
@@ -59,7 +60,7 @@ def results_json(result: SubmissionResult, *, hidden_visibility: str = HIDDEN_VI
              for c in result.checks]
     return {"score": round(result.score, 6), "execution_time": round(result.duration, 2),
             "output": student_output(result, hidden_visibility), "output_format": "simple_format",
-            "tests": tests}
+            "stdout_visibility": "hidden", "tests": tests}
 
 
 def _passed(check: CheckResult) -> bool:
