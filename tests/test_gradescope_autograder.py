@@ -256,3 +256,25 @@ def test_setup_sh_never_asks_and_says_which_base_image_to_choose_where_python_is
     assert installs == ["apt-get install -y -qq python3 python3-venv bubblewrap",
                         "apt-get install -y -qq python3.11 python3.11-venv"]
     assert not (tmp_path / "autograder" / "venv").exists()
+
+
+def test_the_zip_leaves_out_hidden_files_backups_and_what_the_grader_package_does_not_ship(tmp_path, monkeypatch):
+    course = tmp_path / "course"
+    shutil.copytree(ROOT / "grader", course / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "exercises" / "exercise3", course / "exercises" / "exercise3")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, course / name)
+    strays = ["grader/.env", "grader/notes/answers.txt", "grader/cli.py.orig", "exercises/exercise3/.ipynb_checkpoints/a.py",
+              "exercises/exercise3/tests/hidden/test_attention_hidden.py~", "exercises/exercise3/.git/config"]
+    for stray in strays:
+        (course / stray).parent.mkdir(parents=True, exist_ok=True)
+        (course / stray).write_text("SECRET=1\n")
+    monkeypatch.setenv("GRADER_COURSE_ROOT", str(course))
+    run = CliRunner().invoke(main, ["gradescope", "build", str(tmp_path / "a.zip"), "exercise3"])
+    assert run.exit_code == 0, run.output
+    with zipfile.ZipFile(tmp_path / "a.zip") as zf:
+        names = set(zf.namelist())
+    assert not {f"course/{stray}" for stray in strays} & names
+    assert {"course/grader/templates/gradescope/setup.sh", "course/grader/templates/report.html.j2",
+            "course/grader/lms/gradescope.py", "course/exercises/exercise3/tests/hidden/test_attention_hidden.py",
+            "course/exercises/exercise3/exercise.toml"} <= names

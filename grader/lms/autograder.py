@@ -24,7 +24,11 @@ from ..errors import InputError
 from .gradescope_results import HIDDEN_VISIBILITY, VISIBILITIES
 
 _TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "gradescope"
-_IGNORE = re.compile(r"(^|/)(__pycache__|\.pytest_cache|[^/]*\.egg-info)(/|$)|\.pyc$")
+#: Never shipped: caches, build leftovers, hidden files and folders (``.env``, ``.ipynb_checkpoints``), backups.
+_IGNORE = re.compile(r"(^|/)(__pycache__|[^/]*\.egg-info|\.[^/]*)(/|$)|\.pyc$|~$|\.(orig|rej|swp|bak)$")
+#: Of the course's ``grader/``, what its wheel ships too (pyproject.toml's packages and package-data).
+_GRADER = re.compile(r"([^/]+/)*[^/]+\.py|templates/.+")
+_ANY = re.compile(r".+")
 #: Permission bits of the zip's members (``run_autograder`` must be executable).
 _EXECUTABLE, _PLAIN = 0o100755 << 16, 0o100644 << 16
 
@@ -55,10 +59,11 @@ def members(exercise: exercises.Exercise, hidden_visibility: str) -> dict[str, t
         out[script] = (text.encode("utf-8"), True)
     for rel in ("pyproject.toml", "README.md"):
         out[f"course/{rel}"] = (root / rel, False)
-    for base, prefix in ((root / "grader", "course/grader"), (exercise.root, f"course/exercises/{exercise.name}")):
+    for base, prefix, kept in ((root / "grader", "course/grader", _GRADER),
+                               (exercise.root, f"course/exercises/{exercise.name}", _ANY)):
         for path in sorted(base.rglob("*")):
             rel = path.relative_to(base).as_posix()
-            if path.is_file() and not path.is_symlink() and not _IGNORE.search(rel):
+            if path.is_file() and not path.is_symlink() and not _IGNORE.search(rel) and kept.fullmatch(rel):
                 out[f"{prefix}/{rel}"] = (path, False)
     return out
 
