@@ -150,7 +150,8 @@ def main():
                    "where bubblewrap does not work the plain child process with rlimits is acceptable; refused "
                    "there unless /autograder is Gradescope's (see --force-container).")
 @click.option("--force-container", is_flag=True,
-              help="With --isolation container: accept it even where the machine does not look like a container.")
+              help="With --isolation container: accept it even where /autograder is not Gradescope's (another "
+                   "platform that gives each submission a throwaway machine).")
 @click.option("--gradescope", "gradescope_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write Gradescope's results.json here (the files may then be nested in --submission).")
 @hidden_visibility_option

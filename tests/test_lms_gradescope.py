@@ -353,6 +353,9 @@ def test_isolation_container_changes_nothing_where_bubblewrap_works(tmp_path, mo
     assert container.container_isolation(force=True, bubblewrap=True) == ""
     with pytest.raises(InputError, match="bubblewrap does not work here"):
         container.container_isolation(bubblewrap=False)
+    helped = " ".join(CliRunner().invoke(main, ["grade", "--help"]).output.split())
+    assert "refused there unless /autograder is Gradescope's" in helped
+    assert "accept it even where /autograder is not Gradescope's" in helped
 
 
 # ------------------------------------------------------------------------------ hostile metadata
