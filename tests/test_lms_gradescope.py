@@ -444,3 +444,11 @@ def test_a_student_with_two_submissions_is_graded_on_the_newer_and_a_shared_sid_
     assert ann.entries == ("submission_20/", "submission_30/ (an older submission of the same student: not graded)")
     assert (subs["bo"].sis_id, subs["cy"].sis_id) == ("555", "555")
     assert subs["bo"].entries == ("submission_40/ (SID 555 is on submissions of other students too: named by email)",)
+
+
+def test_sids_become_file_names_that_no_shell_or_spreadsheet_takes_for_an_option_or_formula():
+    sids = ["12/345", "=1+1", "../../etc", "-rf", "@SUM(A1)", "ÅÄÖ-99", "a\x00b", "   "]
+    listed = {f"submission_{i}": {"submitters": [{"sid": sid, "email": f"u{i}@uni.example"}]}
+              for i, sid in enumerate(sids)}
+    assert list(gradescope.student_ids(listed).values()) == [
+        "12_345", "1+1", "etc", "rf", "SUM_A1", "ÅÄÖ-99", "a_b", "u7"]

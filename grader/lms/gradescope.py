@@ -229,8 +229,9 @@ def _newest_per_student(listed: dict[str, dict]) -> tuple[dict[str, dict], dict[
 
 
 def _file_name(text) -> str:
-    """``text`` as a file name: runs of characters other than letters, digits, ``.@+-`` become ``_``."""
-    return re.sub(r"[^\w.@+-]+", "_", str(text or "").strip()).strip("._")[:MAX_ID]
+    """``text`` as a file name: runs of characters other than letters, digits, ``.@+-`` become ``_``; none
+    starts with ``-``, ``+`` or ``@`` (an option to a shell command, a formula to a spreadsheet)."""
+    return re.sub(r"[^\w.@+-]+", "_", str(text or "").strip()).strip("._").lstrip("-+@._")[:MAX_ID]
 
 
 def student_ids(listed: dict[str, dict]) -> dict[str, str]:
