@@ -72,6 +72,8 @@ def test_the_zip_holds_the_two_scripts_at_its_root_and_nothing_it_must_not(bundl
     assert not [n for n in names if "solutions/" in n or n.startswith("course/tests/") or "__pycache__" in n]
     assert 'pip" install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu' in setup
     assert "apt-get install" in setup and "python3" in setup and "./course" in setup
+    assert ("withhold_packages as w\nprint(\"withheld from the sandbox:\", *w(tuple(sys.argv[1:])) or [\"nothing\"])' "
+            "torch tensorflow jax jaxlib keras flax mxnet paddle sklearn cupy theano mlx\n") in setup
     assert "grade exercise3 --submission \"$ROOT/submission\" --gradescope \"$RESULTS\"" in run
     assert "--hidden-visibility after_published --isolation container" in run
     for script in ("setup.sh", "run_autograder"):
@@ -278,3 +280,16 @@ def test_the_zip_leaves_out_hidden_files_backups_and_what_the_grader_package_doe
     assert {"course/grader/templates/gradescope/setup.sh", "course/grader/templates/report.html.j2",
             "course/grader/lms/gradescope.py", "course/exercises/exercise3/tests/hidden/test_attention_hidden.py",
             "course/exercises/exercise3/exercise.toml"} <= names
+
+
+def test_withheld_packages_are_for_root_only_and_missing_ones_are_skipped(tmp_path, monkeypatch):
+    from grader.sandbox import isolation
+    from grader.sandbox.container import withhold_packages
+
+    (tmp_path / "forbiddenpkg").mkdir()
+    (tmp_path / "forbiddenpkg" / "__init__.py").write_text("")
+    os.chmod(tmp_path / "forbiddenpkg", 0o755)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    isolation.package_dirs.cache_clear()
+    assert withhold_packages(("forbiddenpkg", "no_such_package_here")) == [str(tmp_path / "forbiddenpkg")]
+    assert stat.S_IMODE(os.stat(tmp_path / "forbiddenpkg").st_mode) == 0o700

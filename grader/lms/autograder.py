@@ -14,6 +14,7 @@ files, and nothing of other exercises or of ``solutions/``. ``run_autograder`` r
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import tomllib
 import zipfile
@@ -50,7 +51,8 @@ def torch_pin(pyproject: Path) -> str:
 def members(exercise: exercises.Exercise, hidden_visibility: str) -> dict[str, tuple[bytes | Path, bool]]:
     """The zip's members: ``{name: (text or file, executable)}``."""
     root = exercises.course_root()
-    fill = {"@EXERCISE@": exercise.name, "@HIDDEN@": hidden_visibility, "@TORCH@": torch_pin(root / "pyproject.toml")}
+    fill = {"@EXERCISE@": exercise.name, "@HIDDEN@": hidden_visibility, "@TORCH@": torch_pin(root / "pyproject.toml"),
+            "@FORBIDDEN@": " ".join(shlex.quote(name) for name in exercise.forbidden_imports)}
     out: dict[str, tuple[bytes | Path, bool]] = {}
     for script in ("setup.sh", "run_autograder"):
         text = (_TEMPLATES / script).read_text(encoding="utf-8")

@@ -15,10 +15,11 @@ or when forced; where bubblewrap works it is used as always, and the mode change
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import InputError
-from .isolation import bubblewrap_works
+from .isolation import bubblewrap_works, package_dirs
 
 #: How a result's ``isolation`` starts in this mode.
 CONTAINER = "container: each submission runs in its own throwaway container"
@@ -59,3 +60,14 @@ def container_isolation(force: bool = False, root: Path | None = None, bubblewra
             "--isolation, or add --force-container if each submission really gets a throwaway machine of its own.")
     return (f"{CONTAINER} (seen: {why or 'nothing, forced with --force-container'}), so the plain child process "
             "with rlimits is acceptable")
+
+
+def withhold_packages(names: tuple[str, ...]) -> list[str]:
+    """Make the installed folders of the packages ``names`` (an exercise's forbidden imports) mode 0700,
+    so a sandbox's unprivileged user cannot load them even past its import block, while the judge
+    (root) still does. For Gradescope's image only (``setup.sh``): elsewhere it would change an install
+    that others use. Returns the folders changed; a package not installed is skipped."""
+    folders = list(package_dirs(tuple(names)))
+    for folder in folders:
+        os.chmod(folder, 0o700)
+    return folders

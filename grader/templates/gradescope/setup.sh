@@ -28,6 +28,9 @@ fi
 # The CPU build first, so the grader's torch==@TORCH@ requirement is already met (no CUDA wheels).
 "$ROOT/venv/bin/pip" install -q "torch==@TORCH@" --index-url https://download.pytorch.org/whl/cpu
 "$ROOT/venv/bin/pip" install -q ./course
-# The sandbox's unprivileged user runs this Python when bubblewrap cannot work.
+# The sandbox's unprivileged user runs this Python when bubblewrap cannot work, but never loads the
+# packages @EXERCISE@ forbids, even past its import block (the judge, as root, still does).
 chmod -R a+rX "$ROOT/venv"
+"$ROOT/venv/bin/python" -c 'import sys; from grader.sandbox.container import withhold_packages as w
+print("withheld from the sandbox:", *w(tuple(sys.argv[1:])) or ["nothing"])' @FORBIDDEN@
 "$ROOT/venv/bin/python" -c "import grader, torch, numpy; print('grader ready, torch', torch.__version__)"
