@@ -381,6 +381,22 @@ def test_a_billion_laughs_in_the_metadata_costs_nothing_and_names_no_one(tmp_pat
     assert [(s.student, s.name, s.sis_id, s.email) for s in found] == [("eve", "", "", "eve@uni.example")]
 
 
+def test_the_metadata_of_a_class_of_1000_with_histories_reads_in_a_second(tmp_path):
+    import time
+
+    entry = ("submission_{n}:\n  :submitters:\n  - :name: Student {n} Ünïcode\n    :sid: '{n:07d}'\n"
+             "    :email: s{n}@uni.example\n  :created_at: 2026-11-02 21:53:23.371634000 -08:00\n"
+             "  :score: !ruby/object:BigDecimal 18:0.185e2\n  :history:\n"
+             + "  - :id: 7\n    :created_at: 2026-11-01 10:00:00.000000000 -08:00\n    :score: 1.5\n" * 5)
+    root = tmp_path / "export"
+    root.mkdir()
+    (root / "submission_metadata.yml").write_text("".join(entry.format(n=n) for n in range(1000)), encoding="utf-8")
+    started = time.monotonic()
+    data = gradescope.load_metadata(root / "submission_metadata.yml")
+    assert time.monotonic() - started < 3  # about 1 s with libyaml; PyYAML's pure-Python parser took 4.4 s here
+    assert len(data) == 1000 and data["submission_999"]["submitters"][0]["sid"] == "0000999"
+
+
 def test_metadata_fields_that_are_not_text_are_ignored(tmp_path):
     root = _one_submission_export(tmp_path, "submission_1:\n  :submitters:\n  - :name: [Eve, Mallory]\n"
                                   "    :sid: {x: 1}\n    :email: eve@uni.example\n")
@@ -395,7 +411,7 @@ def test_metadata_nested_past_any_sense_or_too_large_is_a_one_line_input_error(t
         gradescope.read(root)
     assert "\n" not in str(info.value)
     (root / "submission_metadata.yml").write_text("submission_1:\n\t:submitters: []\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"\(found character '\\t' that cannot start any token at line 2\)") as info:
+    with pytest.raises(InputError, match=r"\(found character (.\\t. )?that cannot start any token at line 2\)") as info:
         gradescope.read(root)
     assert "\n" not in str(info.value)
     monkeypatch.setattr(gradescope, "MAX_METADATA_BYTES", 100)
