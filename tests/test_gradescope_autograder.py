@@ -293,3 +293,21 @@ def test_withheld_packages_are_for_root_only_and_missing_ones_are_skipped(tmp_pa
     isolation.package_dirs.cache_clear()
     assert withhold_packages(("forbiddenpkg", "no_such_package_here")) == [str(tmp_path / "forbiddenpkg")]
     assert stat.S_IMODE(os.stat(tmp_path / "forbiddenpkg").st_mode) == 0o700
+
+
+def test_the_sandbox_is_what_the_kernel_kills_first_when_memory_runs_out(exercise3, tmp_path):
+    """Gradescope gives the judge and the student's code 768 MB together by default: when a submission
+    uses it up, the kernel's OOM killer must pick the submission (oom_score_adj 1000), not the judge."""
+    import numpy as np
+
+    from grader.sandbox import Sandbox
+
+    (tmp_path / "attention.py").write_text(
+        "import numpy as np\n"
+        "def softmax(x, axis=-1):\n"
+        "    with open('/proc/self/oom_score_adj') as f:\n"
+        "        return np.array([float(f.read())])\n")
+    with Sandbox(exercise3, tmp_path) as sandbox:
+        assert sandbox.call("softmax", np.zeros(3)).tolist() == [1000.0]
+    with open("/proc/self/oom_score_adj") as f:
+        assert int(f.read()) < 1000  # the judge keeps its own

@@ -79,6 +79,10 @@ def _apply_limits(cfg: dict) -> None:
     for which, value in limits:
         with contextlib.suppress(ValueError, OSError):  # a limit the OS will not lower (e.g. RLIMIT_AS on macOS): reported by the judge
             resource.setrlimit(which, (value, value))
+    # Where memory runs out for all (Gradescope's container: 768 MB for the judge and this), the kernel
+    # kills this process first, never the judge, which then reports the crash.
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as adj:
+        adj.write("1000")
     uid = cfg.get("uid")
     if uid is not None and os.getuid() == 0:
         os.setgroups([])
