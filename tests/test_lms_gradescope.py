@@ -16,6 +16,7 @@ from grader.cli import main
 from grader.errors import InputError
 from grader.gradebook import Gradebook
 from grader.lms import gradescope
+from grader.lms.gradescope_results import VISIBILITIES
 from grader.results import CheckResult, SubmissionResult
 
 SOLUTION = ROOT / "solutions" / "exercise3" / "attention.py"
@@ -240,6 +241,14 @@ def test_the_top_level_output_is_for_students_and_keeps_hidden_results_back():
                           "the due date (the late due date, where late submissions are allowed).",
         "hidden": "Public checks: 1 / 2 points. The 3 hidden checks (3.5 points) are never shown to you; your total is "
                   "shown once the grades are published."}
+    one = _result()
+    one.checks = [c for c in one.checks if not c.hidden or c.name == "test_block_shape"]
+    assert [gradescope.results_json(one, hidden_visibility=v)["output"].splitlines()[0] for v in VISIBILITIES[1:]] == [
+        "Public checks: 1 / 2 points. The 1 hidden check (1 point) and your total are shown once the grades are published.",
+        "Public checks: 1 / 2 points. The 1 hidden check (1 point) and your total are shown after the due date (the late "
+        "due date, where late submissions are allowed).",
+        "Public checks: 1 / 2 points. The 1 hidden check (1 point) is never shown to you; your total is shown once the "
+        "grades are published."]
 
 
 # ------------------------------------------------------------------------------ grader grade --gradescope

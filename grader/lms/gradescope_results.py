@@ -19,14 +19,14 @@ from ..sandbox.container import CONTAINER
 #: Gradescope's visibility settings of a test (autograder docs, "Controlling Test Case Visibility").
 VISIBILITIES = ("visible", "after_published", "after_due_date", "hidden")
 #: Visibility of the hidden checks' tests by default: shown once the instructor publishes the grades
-#: (``hidden`` would keep them from students for good, and their total with them).
+#: (``hidden`` keeps them from students for good).
 HIDDEN_VISIBILITY = "after_published"
 #: When a student sees the hidden checks and the total (same docs, "Controlling Test Case Visibility":
 #: while any test is hidden, the total is too).
 _WHEN = {"after_published": "and your total are shown once the grades are published",
          "after_due_date": "and your total are shown after the due date (the late due date, where late "
                            "submissions are allowed)",
-         "hidden": "are never shown to you; your total is shown once the grades are published"}
+         "hidden": "{are} never shown to you; your total is shown once the grades are published"}
 
 
 # ------------------------------------------------------------------------------ results.json out
@@ -95,8 +95,9 @@ def student_output(result: SubmissionResult, hidden_visibility: str = HIDDEN_VIS
     count = Counter(c.status for c in shown)  # how hidden checks ended is theirs to show
     if held_back:
         lines = [f"Public checks: {sum(c.points for c in shown):g} / {sum(c.max_points for c in shown):g} points. "
-                 f"The {len(held_back)} hidden checks ({sum(c.max_points for c in held_back):g} points) "
-                 f"{_WHEN[hidden_visibility]}."]
+                 f"The {len(held_back)} hidden check{'s' if len(held_back) != 1 else ''} "
+                 f"({_points(sum(c.max_points for c in held_back))}) "
+                 f"{_WHEN[hidden_visibility].format(are='are' if len(held_back) != 1 else 'is')}."]
     else:
         lines = [f"Score: {result.score:g} / {result.max_score:g} points."]
     tally = f"{'Public checks' if held_back else 'Checks'}: {count['passed']} passed, {count['failed']} failed"
@@ -112,6 +113,10 @@ def student_output(result: SubmissionResult, hidden_visibility: str = HIDDEN_VIS
     if result.needs_review:
         lines.append("A person will review this grade: " + "; ".join(result.needs_review))
     return "\n".join(html.escape(line, quote=False) for line in lines)
+
+
+def _points(value: float) -> str:
+    return f"{value:g} point{'' if value == 1 else 's'}"
 
 
 def _kept_apart(isolation: str) -> str:
