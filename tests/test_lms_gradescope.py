@@ -241,6 +241,9 @@ def test_the_top_level_output_is_for_students_and_keeps_hidden_results_back():
                           "the due date (the late due date, where late submissions are allowed).",
         "hidden": "Public checks: 1 / 2 points. The 3 hidden checks (3.5 points) are never shown to you; your total is "
                   "shown once the grades are published."}
+    essay = SubmissionResult("exercise1", "ada", seed=9, checks=[CheckResult("test_answer_file", "answer.md is there.",
+                                                                            1, "passed")], isolation="bubblewrap: ...")
+    assert gradescope.results_json(essay)["output"].splitlines() == ["Score: 1 / 1 point.", "Checks: 1 passed, 0 failed."]
     one = _result()
     one.checks = [c for c in one.checks if not c.hidden or c.name == "test_block_shape"]
     assert [gradescope.results_json(one, hidden_visibility=v)["output"].splitlines()[0] for v in VISIBILITIES[1:]] == [

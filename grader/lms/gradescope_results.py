@@ -94,25 +94,37 @@ def student_output(result: SubmissionResult, hidden_visibility: str = HIDDEN_VIS
     shown = [c for c in checks if c not in held_back]
     count = Counter(c.status for c in shown)  # how hidden checks ended is theirs to show
     if held_back:
-        lines = [f"Public checks: {sum(c.points for c in shown):g} / {sum(c.max_points for c in shown):g} points. "
+        lines = [f"Public checks: {sum(c.points for c in shown):g} / {_points(sum(c.max_points for c in shown))}. "
                  f"The {len(held_back)} hidden check{'s' if len(held_back) != 1 else ''} "
                  f"({_points(sum(c.max_points for c in held_back))}) "
                  f"{_WHEN[hidden_visibility].format(are='are' if len(held_back) != 1 else 'is')}."]
     else:
-        lines = [f"Score: {result.score:g} / {result.max_score:g} points."]
+        lines = [f"Score: {result.score:g} / {_points(result.max_score)}."]
     tally = f"{'Public checks' if held_back else 'Checks'}: {count['passed']} passed, {count['failed']} failed"
     if count["skipped"]:
         tally += f", {count['skipped']} skipped (a check they depend on did not pass)"
     if count["error"]:
         tally += f", {count['error']} grader error(s) (not your fault: the course staff will look at them)"
     lines.append(tally + ".")
-    lines.append(f"Seed {result.seed}: the randomised checks drew their inputs from it; "
-                 f"`grade {result.exercise} --seed {result.seed}` repeats the public ones on your machine.")
-    lines.append(_kept_apart(result.isolation))
+    if _runs_code(result.exercise):  # a written answer (exercise 1) draws nothing and runs nothing
+        lines.append(f"Seed {result.seed}: the randomised checks drew their inputs from it; "
+                     f"`grade {result.exercise} --seed {result.seed}` repeats the public ones on your machine.")
+        lines.append(_kept_apart(result.isolation))
     lines += [f"Note: {note}" for note in result.notes]
     if result.needs_review:
         lines.append("A person will review this grade: " + "; ".join(result.needs_review))
     return "\n".join(html.escape(line, quote=False) for line in lines)
+
+
+@functools.lru_cache(maxsize=8)
+def _runs_code(exercise: str) -> bool:
+    """Whether ``exercise``'s submissions run (its spec names a module); True when it is not installed here."""
+    from .. import exercises
+
+    try:
+        return bool(exercises.load(exercise).module)
+    except Exception:  # noqa: BLE001 - the summary still renders without the spec
+        return True
 
 
 def _points(value: float) -> str:
