@@ -1,7 +1,11 @@
 """The Gradescope autograder zip (``grader gradescope build``), run the way Gradescope runs it: unpacked
 into ``source/`` of a scratch root laid out like ``/autograder`` (source/, submission/, results/), then
 ``run_autograder`` there, with the root moved by ``AUTOGRADER_ROOT`` and this venv's Python given by
-``GRADER_PYTHON`` (setup.sh, which installs Python, torch and the grader, is not run: it needs the network)."""
+``GRADER_PYTHON`` (setup.sh, which installs Python, torch and the grader, needs the network: it runs
+against stand-ins of apt-get and python3 up to where it must stop). Also what the zip leaves out, and
+Gradescope's container as the sandbox meets it: root, bubblewrap unable to work (a failing bwrap stands
+in), so the student's code runs as a plain child process of a uid of its own, first in line for the
+OOM killer, with the exercise's forbidden packages withheld."""
 import json
 import os
 import shutil

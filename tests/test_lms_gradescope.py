@@ -1,7 +1,10 @@
 """Gradescope in and out (grader.lms.gradescope): an "Export Submissions" download built as Gradescope
 lays it out (``assignment_NNN_export/submission_NNN/`` and ``submission_metadata.yml`` with Ruby-symbol
-keys), read as a folder, as its parent and as its zip; results.json as Gradescope's autograder
-specification documents it; ``grader grade --gradescope`` and ``--isolation container``."""
+keys), read as a folder, as its parent and as its zip, and attacked (a billion laughs, nesting, Python
+tags, fields that are not text, entries without folders, two submissions of one student, one SID on
+two students, SIDs that are no file names); results.json as Gradescope's autograder specification
+documents it; ``grader grade --gradescope`` (uploads nested, renamed, doubled, empty) and
+``--isolation container`` (refused in a mere Docker container, taken on Gradescope's /autograder)."""
 import csv
 import json
 import shutil
