@@ -321,17 +321,19 @@ def classroom_workflow_command(exercise, out, timeout_minutes):
     """Write OUT/.github/workflows/classroom.yml: each public check of EXERCISE as a GitHub Classroom
     autograding step with its points, and the `grade EXERCISE --json` output kept as an artifact.
 
-    OUT is a student repository made from `grader release OUT --exercise EXERCISE`. Hidden checks never
-    enter it: final grades come from `grader batch EXERCISE` over the cloned repositories.
+    OUT is a student repository made from `grader release OUT --exercise EXERCISE` (a folder holding
+    solutions/ or hidden tests, the course's own repository, is refused). Hidden checks never enter it:
+    final grades come from `grader batch EXERCISE` over the cloned repositories.
     Example: grader release classroom-repo --exercise exercise3 && grader classroom workflow exercise3 --out classroom-repo
     """
     from .lms import classroom
 
     ex = exercises.load(exercise)
+    torch = classroom.bundle_torch(out, ex)
     checks = classroom.public_checks(ex)
     path = out / ".github" / "workflows" / "classroom.yml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(classroom.workflow(ex, checks, timeout_minutes=timeout_minutes), encoding="utf-8")
+    path.write_text(classroom.workflow(ex, checks, timeout_minutes=timeout_minutes, torch=torch), encoding="utf-8")
     total, factor = sum(c.points for c in checks), classroom.scale(checks)
     scaled = f" (max-score: points x {factor}, as GitHub Classroom counts whole points)" if factor > 1 else ""
     click.echo(f"Workflow for {exercise}: {len(checks)} public checks, {total:g} points{scaled}, written to {path}")

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -167,10 +168,16 @@ def test_the_workflow_has_what_github_classroom_needs(workflow):
     assert list(document["jobs"]) == ["run-autograding-tests"]
     steps = _steps(document)
     uses = [s.get("uses", "") for s in steps]
-    assert uses[0] == "actions/checkout@v4" and uses[1] == "actions/setup-python@v5"
-    install = steps[2]["run"]
-    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in install and install.endswith("-e .")
-    upload = next(s for s in steps if s.get("uses") == "actions/upload-artifact@v4")
+    # The current majors (v4 and v5 run on Node 20, which GitHub's runners deprecate).
+    assert uses[0] == "actions/checkout@v7" and uses[1] == "actions/setup-python@v7"
+    # As README's set-up: torch alone from PyTorch's CPU index (pinned as pyproject.toml pins it), then the grader.
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        torch = next(r for r in tomllib.load(fh)["project"]["dependencies"] if r.startswith("torch"))
+    assert torch == "torch==2.13.0"
+    assert steps[2]["run"].splitlines() == [
+        f"python -m pip install --no-deps {torch} --index-url https://download.pytorch.org/whl/cpu",
+        "python -m pip install -e ."]
+    upload = next(s for s in steps if s.get("uses") == "actions/upload-artifact@v7")
     assert upload["if"] == "always()" and upload["with"]["path"].split() == ["grade.json", "reports/exercise3.html"]
     graded = [s for s in steps if s.get("uses") == "classroom-resources/autograding-command-grader@v1"]
     assert {s["id"]: s["with"]["max-score"] for s in graded} == PUBLIC_POINTS
@@ -180,6 +187,32 @@ def test_the_workflow_has_what_github_classroom_needs(workflow):
     assert reporter["with"]["runners"].split(",") == list(PUBLIC_POINTS)
     assert reporter["env"] == {f"{name.upper()}_RESULTS": f"${{{{steps.{name}.outputs.result}}}}"
                                for name in PUBLIC_POINTS}
+
+
+def test_the_workflow_goes_only_into_a_student_bundle(tmp_path):
+    # Written into the course's own repository (the command's default --out is "."), a template made
+    # from it would give every student the solutions and hidden tests.
+    course = tmp_path / "course"
+    for folder in ("solutions/exercise3", "exercise3", "exercises/exercise3/tests/hidden"):
+        (course / folder).mkdir(parents=True)
+    (course / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (course / "exercises" / "exercise3" / "exercise.toml").write_text("")
+    refused = CliRunner().invoke(main, ["classroom", "workflow", "exercise3", "--out", str(course)])
+    assert refused.exit_code == 2
+    assert refused.output == (f"Error: {course} holds solutions/: it is the course's repository, not a student bundle, "
+                              "and every student would get it; write the workflow into `grader release REPO "
+                              "--exercise exercise3`'s REPO instead\n")
+    shutil.rmtree(course / "solutions")
+    hidden = CliRunner().invoke(main, ["classroom", "workflow", "exercise3", "--out", str(course)])
+    assert hidden.exit_code == 2 and f"{course} holds exercises/exercise3/tests/hidden/:" in hidden.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    missing = CliRunner().invoke(main, ["classroom", "workflow", "exercise3", "--out", str(empty)])
+    assert missing.exit_code == 2
+    assert missing.output == (f"Error: {empty} is not a student bundle of exercise3 (no pyproject.toml, exercise3/, "
+                              f"exercises/exercise3/exercise.toml); make it with `grader release {empty} --exercise "
+                              "exercise3`, then write the workflow into it\n")
+    assert not list(tmp_path.rglob("classroom.yml"))
 
 
 def _grade_shim(folder: Path) -> Path:
@@ -192,11 +225,10 @@ def _grade_shim(folder: Path) -> Path:
     return folder
 
 
-def _run_steps(repo: Path, commands: list[str], bin_dir: Path) -> list[int]:
+def _run_step(repo: Path, command: str, bin_dir: Path) -> int:
     # The command grader passes on only PATH and HOME (and FORCE_COLOR) to the command.
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(repo.parent), "FORCE_COLOR": "true"}
-    return [subprocess.run(command, shell=True, cwd=repo, env=env, capture_output=True, timeout=300).returncode
-            for command in commands]
+    return subprocess.run(command, shell=True, cwd=repo, env=env, capture_output=True, timeout=300).returncode
 
 
 def test_each_step_passes_on_the_solution_and_those_worth_points_fail_on_the_skeleton(workflow, tmp_path):
@@ -214,11 +246,10 @@ def test_each_step_passes_on_the_solution_and_those_worth_points_fail_on_the_ske
     # gates, worth 0, pass there: it loads, imports only NumPy and has the contract's signatures).
     worth_points = [s["with"]["command"] for s in graded if s["with"]["max-score"] > 0]
     assert len(worth_points) == 4
-    with ThreadPoolExecutor(2) as pool:
-        on_solution = pool.submit(_run_steps, solved, [full, *commands], bin_dir)
-        on_skeleton = pool.submit(_run_steps, skeleton, worth_points, bin_dir)
-    assert on_solution.result() == [0] * (1 + len(commands))
-    assert on_skeleton.result() == [1] * len(worth_points)
+    runs = [(solved, c) for c in [full, *commands]] + [(skeleton, c) for c in worth_points]
+    with ThreadPoolExecutor(2) as pool:  # one queue for both repositories: two CPUs busy to the end
+        codes = list(pool.map(lambda run: _run_step(*run, bin_dir), runs))
+    assert codes == [0] * (1 + len(commands)) + [1] * len(worth_points)
     summary = json.loads((solved / "grade.json").read_text())
     assert (summary["score"], summary["max_score"]) == (5, 5)
     assert (solved / "reports" / "exercise3.html").is_file()

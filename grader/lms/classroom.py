@@ -34,11 +34,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from ..errors import InputError
 from ..exercises import Exercise, SpecError
 from . import Submission
 from .unpack import JUNK
@@ -146,6 +148,37 @@ def step_id(check: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", check)
 
 
+#: Where pip finds the CPU build of torch (as README's set-up installs it).
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def bundle_torch(folder: Path, exercise: Exercise) -> str:
+    """The torch requirement (``torch==2.13.0``) of the student bundle at ``folder``, from its
+    ``pyproject.toml`` (what the workflow's ``pip install -e .`` reads); ``""`` when it needs no torch.
+
+    Raises:
+        InputError: ``folder`` is not a student bundle of ``exercise`` (no ``pyproject.toml``, no
+            ``EXERCISE/`` work folder or ``exercises/EXERCISE/``), or holds ``solutions/`` or hidden
+            tests (the course's own repository: a template made from it gives them to every student).
+    """
+    folder = Path(folder)
+    name = exercise.name
+    secret = [p for p in [folder / "solutions", *folder.glob("exercises/*/tests/hidden")] if p.exists()]
+    if secret:
+        raise InputError(f"{folder} holds {secret[0].relative_to(folder).as_posix()}/: it is the course's repository, "
+                         "not a student bundle, and every student would get it; write the workflow into "
+                         f"`grader release REPO --exercise {name}`'s REPO instead")
+    missing = [p for p in ("pyproject.toml", f"{name}/", f"exercises/{name}/exercise.toml")
+               if not (folder / p.rstrip("/")).exists()]
+    if missing:
+        raise InputError(f"{folder} is not a student bundle of {name} (no {', '.join(missing)}); make it with "
+                         f"`grader release {folder} --exercise {name}`, then write the workflow into it")
+    with open(folder / "pyproject.toml", "rb") as fh:
+        requirements = tomllib.load(fh).get("project", {}).get("dependencies", [])
+    return next((r.split(";")[0].replace(" ", "") for r in requirements
+                 if re.match(r"torch(?![A-Za-z0-9_.-])", r.strip())), "")
+
+
 class _Block(str):
     """A string written as a YAML literal block (``|``)."""
 
@@ -155,7 +188,7 @@ yaml.SafeDumper.add_representer(_Block, lambda dumper, text: dumper.represent_sc
 
 
 def workflow(exercise: Exercise, checks: list[PublicCheck], *, timeout_minutes: float = 10,
-             python: str = "3.11") -> str:
+             python: str = "3.11", torch: str = "") -> str:
     """The text of ``.github/workflows/classroom.yml`` for a student repository of ``exercise``.
 
     Follows the workflow GitHub Classroom itself writes (docs of ``classroom-resources/
@@ -169,6 +202,9 @@ def workflow(exercise: Exercise, checks: list[PublicCheck], *, timeout_minutes: 
         checks: the steps (:func:`public_checks`).
         timeout_minutes: each step's ``timeout`` (the command grader's unit).
         python: the Python version ``actions/setup-python`` installs.
+        torch: the bundle's torch requirement (:func:`bundle_torch`), installed alone from PyTorch's
+            CPU index before the grader, as README's set-up does (with ``--extra-index-url`` pip
+            takes PyPI's CUDA build, several GB, whenever that index does not answer); ``""``: none.
     """
     name = exercise.name
     factor = scale(checks)
@@ -180,14 +216,15 @@ def workflow(exercise: Exercise, checks: list[PublicCheck], *, timeout_minutes: 
                  "timeout": int(timeout_minutes) if timeout_minutes == int(timeout_minutes) else timeout_minutes,
                  "max-score": round(check.points * factor)},
     } for check in checks]
+    install = [f"python -m pip install --no-deps {shlex.quote(torch)} --index-url {TORCH_CPU_INDEX}"] if torch else []
     steps = [
-        {"name": "Check out the repository", "uses": "actions/checkout@v4"},
-        {"uses": "actions/setup-python@v5", "with": {"python-version": python}},
-        {"name": "Install the grader (CPU build of torch)",
-         "run": "python -m pip install --extra-index-url https://download.pytorch.org/whl/cpu -e ."},
+        {"name": "Check out the repository", "uses": "actions/checkout@v7"},
+        {"uses": "actions/setup-python@v7", "with": {"python-version": python}},
+        {"name": "Install the grader (CPU build of torch)" if torch else "Install the grader",
+         "run": _Block("\n".join([*install, "python -m pip install -e ."]) + "\n")},
         {"name": f"Grade {name} on every public check", "continue-on-error": True,
          "run": f"grade {name} --json > grade.json"},
-        {"name": "Keep the grade and its report", "if": "always()", "uses": "actions/upload-artifact@v4",
+        {"name": "Keep the grade and its report", "if": "always()", "uses": "actions/upload-artifact@v7",
          "with": {"name": f"grade-{name}", "path": _Block(f"grade.json\nreports/{name}.html\n")}},
         *graded,
         {"name": "Autograding Reporter", "uses": "classroom-resources/autograding-grading-reporter@v1",
