@@ -86,6 +86,32 @@ def test_a_renamed_folder_uses_the_prefix_the_repositories_share(tmp_path):
                                  ("carol", "carol", "classroom", ("hw3-carol/",))]
 
 
+def test_a_prefix_read_from_names_alone_is_said_to_be_a_guess(tmp_path):
+    # Two usernames that start alike (ada-l, ada-m) take part of the usernames into the shared start.
+    clones = tmp_path / "clones"
+    _repo(clones / "lab-2-ada-l")
+    _repo(clones / "lab-2-ada-m")
+    assert classroom.detect(clones) == (
+        "GitHub Classroom clones: 2 git repositories named lab-2-ada-USERNAME (lab-2-ada- is the start all their "
+        "names share; if the assignment's slug is shorter, name the folder SLUG-submissions)")
+    named = clones.rename(tmp_path / "lab-2-submissions")  # as gh classroom clone names it
+    assert classroom.detect(named) == "GitHub Classroom clones: 2 git repositories named lab-2-USERNAME"
+    assert [s[:2] for s in _found(named)[1]] == [("ada-l", "ada-l"), ("ada-m", "ada-m")]
+
+
+def test_files_beside_the_clones_are_ignored_and_named(tmp_path):
+    # A roster or notes kept beside the clones made it an ordinary folder per student (ids lab-ada, lab-bob).
+    folder = tmp_path / "lab-submissions"
+    _repo(folder / "lab-ada")
+    _repo(folder / "lab-bob")
+    (folder / "roster.csv").write_text("student,name\nada,Ada L\n")
+    (folder / "notes.txt").write_text("late: bob\n")
+    assert classroom.detect(folder) == ("GitHub Classroom clones: 2 git repositories named lab-USERNAME; 2 files "
+                                        "beside them ignored (notes.txt, roster.csv)")
+    assert _found(folder) == ("classroom", [("ada", "ada", "classroom", ("lab-ada/",)),
+                                            ("bob", "bob", "classroom", ("lab-bob/",))])
+
+
 def test_a_lone_repository_in_a_renamed_folder_is_one_folder_per_student(tmp_path):
     # Nothing tells where the slug ends ("hw3-ada-l": ada-l, or l?): no guess is made.
     _repo(tmp_path / "clones" / "hw3-ada-l")

@@ -15,9 +15,10 @@ assignment's prefix ``SLUG-``. That prefix is taken from the folder's name when 
 ``SLUG-submissions`` (as ``gh classroom clone`` names it) and every repository starts with
 ``SLUG-``; otherwise it is the longest prefix ending in ``-`` that all repositories share (two
 or more of them: one repository alone, in a folder named otherwise, has no telling prefix).
-The layout is detected only when every entry (hidden ones and ``__MACOSX`` aside) is a git
+The layout is detected only when every folder in it (hidden ones and ``__MACOSX`` aside) is a git
 repository (holds ``.git``) and such a prefix exists, so an ordinary folder per student
-(``ada/``, ``bob/``) never reads as GitHub Classroom. A repository's ``.git`` is never copied
+(``ada/``, ``bob/``) never reads as GitHub Classroom; files beside the repositories (a roster,
+notes) are ignored, and named. A repository's ``.git`` is never copied
 into the sandbox (:func:`grader.sandbox.session._not_copied`), and the student's files are found
 inside it (``exercise3/attention.py``) by :func:`grader.lms.unpack.locate`.
 
@@ -53,14 +54,19 @@ def _entries(folder: Path) -> list[Path]:
     return sorted(e for e in Path(folder).iterdir() if not e.name.startswith(".") and not JUNK.search(e.name))
 
 
+def _folder_slug(folder: Path, names: list[str]) -> str:
+    """``SLUG-`` from a folder named ``SLUG-submissions`` when every one of ``names`` starts with it
+    (leaving a non-empty username), else ``""``."""
+    name = Path(folder).resolve().name
+    slug = name[: -len(FOLDER_SUFFIX)] + "-" if name.endswith(FOLDER_SUFFIX) and len(name) > len(FOLDER_SUFFIX) else ""
+    return slug if slug and all(n.startswith(slug) and len(n) > len(slug) for n in names) else ""
+
+
 def prefix(folder: Path, names: list[str]) -> str:
     """The assignment prefix ``SLUG-`` that every one of ``names`` (repository folder names) starts with,
     each leaving a non-empty username; ``""`` when there is none (rule in the module's docstring)."""
-    name = Path(folder).resolve().name
-    if name.endswith(FOLDER_SUFFIX) and len(name) > len(FOLDER_SUFFIX):
-        slug = name[: -len(FOLDER_SUFFIX)] + "-"
-        if all(n.startswith(slug) and len(n) > len(slug) for n in names):
-            return slug
+    if slug := _folder_slug(folder, names):
+        return slug
     if len(names) < 2:
         return ""
     shared = os.path.commonprefix(names)
@@ -68,13 +74,27 @@ def prefix(folder: Path, names: list[str]) -> str:
 
 
 def detect(folder: Path) -> str:
-    """Why ``folder`` holds GitHub Classroom clones (every entry a git repository, a shared ``SLUG-``
-    prefix), or ``""``."""
+    """Why ``folder`` holds GitHub Classroom clones (every folder in it a git repository, a shared
+    ``SLUG-`` prefix), or ``""``. Files beside the repositories (notes, a roster) are named as ignored;
+    a prefix not read from the folder's name is said to be a guess (usernames can share a start:
+    ``lab-ada-l`` and ``lab-ada-m`` give ``lab-ada-``), with how to settle it."""
     entries = _entries(folder)
-    if not entries or not all(e.is_dir() and (e / ".git").exists() for e in entries):
+    repos = [e for e in entries if e.is_dir()]
+    if not repos or not all((e / ".git").exists() for e in repos):
         return ""
-    shared = prefix(folder, [e.name for e in entries])
-    return f"GitHub Classroom clones: {len(entries)} git repositories named {shared}USERNAME" if shared else ""
+    names = [e.name for e in repos]
+    shared = prefix(folder, names)
+    if not shared:
+        return ""
+    why = f"GitHub Classroom clones: {len(repos)} git repositories named {shared}USERNAME"
+    if not _folder_slug(folder, names):
+        why += (f" ({shared} is the start all their names share; if the assignment's slug is shorter, name the "
+                f"folder SLUG{FOLDER_SUFFIX})")
+    loose = [e.name for e in entries if not e.is_dir()]
+    if loose:
+        why += (f"; {len(loose)} file{'s' if len(loose) > 1 else ''} beside them ignored "
+                f"({', '.join(loose[:3])}{', ...' if len(loose) > 3 else ''})")
+    return why
 
 
 def read(folder: Path) -> list[Submission]:
