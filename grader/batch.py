@@ -207,7 +207,7 @@ def _grade_in_temp_folder(task: Task) -> tuple[str, str, dict | None, str]:
                 _copy_folder(source, unpacked)
             else:
                 safe_extract(source, unpacked)
-            folder = locate(unpacked, exercise.files, exercise.name)
+            folder = locate(unpacked, exercise.files, exercise.name, exercise.skeleton)
         except RefusedSubmission as exc:
             return task.student, "refused", None, str(exc)
         try:

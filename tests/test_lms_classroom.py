@@ -16,10 +16,10 @@ import yaml
 from click.testing import CliRunner
 
 from conftest import ROOT
-from grader import batch, lms, release
+from grader import batch, exercises, lms, release
 from grader.cli import main
 from grader.lms import classroom
-from grader.lms.unpack import MAX_UNZIPPED_BYTES
+from grader.lms.unpack import MAX_UNZIPPED_BYTES, RefusedSubmission, locate
 
 SOLUTION = ROOT / "solutions" / "exercise3" / "attention.py"
 
@@ -161,6 +161,27 @@ def test_clones_are_graded_end_to_end_without_their_git_history(tmp_path):
         mapping = [(r["student"], r["user_id"], r["layout"], r["entries"]) for r in csv.DictReader(fh)]
     assert mapping == [("ada-l", "ada-l", "classroom", "transformer-lab-ada-l/"),
                        ("bob", "bob", "classroom", "transformer-lab-bob/")]
+
+
+def test_a_repository_without_its_work_is_not_graded_on_the_bundle_skeleton(tmp_path):
+    """exercise3/ deleted (in git history only): the bundle's exercises/exercise3/skeleton/ was graded as the work."""
+    ex = exercises.load("exercise3")
+    gone = _student_repo(tmp_path / "lab-ada", SOLUTION)
+    _git(gone, "rm", "-q", "exercise3/attention.py")
+    _git(gone, "commit", "-qm", "oops")
+    with pytest.raises(RefusedSubmission) as refused:
+        locate(gone, ex.files, "exercise3", ex.skeleton)
+    assert str(refused.value) == ("no attention.py of the student's: the only one is the student bundle's untouched "
+                                  "skeleton (exercises/exercise3/skeleton/); the work belongs in exercise3/attention.py "
+                                  "(deleted or renamed?).")
+    # Work in a renamed folder is the work (it was refused as "found in several folders")...
+    (gone / "mine").mkdir()
+    shutil.copy(SOLUTION, gone / "mine" / "attention.py")
+    assert locate(gone, ex.files, "exercise3", ex.skeleton) == gone / "mine"
+    # ...and so is a skeleton copy the student wrote in.
+    shutil.rmtree(gone / "mine")
+    shutil.copy(SOLUTION, gone / "exercises" / "exercise3" / "skeleton" / "attention.py")
+    assert locate(gone, ex.files, "exercise3", ex.skeleton) == gone / "exercises" / "exercise3" / "skeleton"
 
 
 # ------------------------------------------------------------------------------ the workflow

@@ -97,24 +97,42 @@ def _extract(zf: zipfile.ZipFile, archive: Path, dest: Path, max_bytes: int) -> 
                 out.write(chunk)
 
 
-def locate(root: Path, required: tuple[str, ...], exercise: str = "") -> Path:
+def locate(root: Path, required: tuple[str, ...], exercise: str = "", skeleton: Path | None = None) -> Path:
     """The folder under ``root`` that holds the exercise's files (``root`` itself or nested).
 
     When several folders hold them and exactly one is named ``exercise``, that one: a student
     repository made from the student bundle (GitHub Classroom) holds the work in ``exercise3/`` and
-    the untouched skeleton in ``exercises/exercise3/skeleton/``.
+    the untouched skeleton in ``exercises/exercise3/skeleton/``. That copy, while its files are those
+    of ``skeleton`` (the exercise's own), is never the work: a repository whose ``exercise3/`` was
+    deleted or renamed is refused, not graded on the skeleton.
 
     Raises:
-        RefusedSubmission: the files are nowhere, or in several folders.
+        RefusedSubmission: the files are nowhere (or only in the bundle's untouched skeleton copy),
+            or in several folders.
     """
     first = required[0]
     if (root / first).is_file():
         return root
     hits = [p.parent for p in root.rglob(first) if p.is_file() and not JUNK.search(p.relative_to(root).as_posix())]
-    named = [h for h in hits if exercise and h.name == exercise]
-    if len(hits) == 1 or len(named) == 1:
-        return (named or hits)[0]
-    if not hits:
+    copies = [h for h in hits if _bundle_skeleton(h, root, exercise, skeleton, required)]
+    work = [h for h in hits if h not in copies]
+    named = [h for h in work if exercise and h.name == exercise]
+    if len(work) == 1 or len(named) == 1:
+        return (named or work)[0]
+    if not work and copies:
+        raise RefusedSubmission(f"no {first} of the student's: the only one is the student bundle's untouched skeleton "
+                                f"({copies[0].relative_to(root).as_posix()}/); the work belongs in {exercise}/{first} "
+                                "(deleted or renamed?).")
+    if not work:
         raise RefusedSubmission(f"no {first} found in the submission (looked in every folder).")
-    rel = ", ".join(str(h.relative_to(root)) for h in hits[:5])
+    rel = ", ".join(str(h.relative_to(root)) for h in work[:5])
     raise RefusedSubmission(f"{first} found in several folders ({rel}); submit only one.")
+
+
+def _bundle_skeleton(folder: Path, root: Path, exercise: str, skeleton: Path | None, required: tuple[str, ...]) -> bool:
+    """True when ``folder`` is the student bundle's copy ``exercises/EXERCISE/skeleton/`` with the files of
+    ``skeleton`` unchanged."""
+    if not exercise or skeleton is None or folder.relative_to(root).parts[-3:] != ("exercises", exercise, "skeleton"):
+        return False
+    return all((folder / name).is_file() and (folder / name).read_bytes() == (skeleton / name).read_bytes()
+               for name in required if (skeleton / name).is_file())
