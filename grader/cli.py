@@ -301,7 +301,7 @@ def gradescope_build_command(out, exercise, hidden_visibility):
     """
     from .lms import autograder
 
-    names = autograder.build(out, exercise, hidden_visibility=hidden_visibility)
+    names = autograder.build(out, arguments.exercise(exercise).name, hidden_visibility=hidden_visibility)
     click.echo(f"Gradescope autograder for {exercise} written to {out} ({len(names)} files; hidden checks "
                f"{hidden_visibility}). Upload it as the assignment's autograder.")
 

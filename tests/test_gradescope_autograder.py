@@ -133,6 +133,9 @@ def test_a_grader_that_cannot_start_still_leaves_a_results_json_for_the_student(
 
 
 def test_build_refuses_an_unknown_visibility_and_an_exercise_without_hidden_tests(tmp_path, monkeypatch):
+    unknown = CliRunner().invoke(main, ["gradescope", "build", str(tmp_path / "a.zip"), "exercis3"])
+    assert unknown.exit_code == 2 and unknown.output.startswith("Error: no exercise exercis3")
+    assert "exercise3" in unknown.output.split("(exercises:")[0]  # the nearest name, before the list
     bad = CliRunner().invoke(main, ["gradescope", "build", str(tmp_path / "a.zip"), "exercise3",
                                     "--hidden-visibility", "later"])
     assert bad.exit_code == 2 and "Invalid value for '--hidden-visibility'" in bad.output
