@@ -318,3 +318,16 @@ def test_the_sandbox_is_what_the_kernel_kills_first_when_memory_runs_out(exercis
         assert sandbox.call("softmax", np.zeros(3)).tolist() == [1000.0]
     with open("/proc/self/oom_score_adj") as f:
         assert int(f.read()) < 1000  # the judge keeps its own
+
+
+def test_a_plain_sandbox_stays_the_grader_s_user_where_uids_cannot_be_switched(exercise3, monkeypatch):
+    """macOS has no setresuid: a root grader there keeps the plain job as root (and the report says so)
+    rather than fail to start every sandbox."""
+    from grader.sandbox import Sandbox, session
+
+    monkeypatch.setattr(session, "others_can_run_python", lambda: True)
+    sandbox = Sandbox(exercise3, ROOT / "solutions" / "exercise3", use_bubblewrap=False)
+    if os.getuid() == 0:
+        assert sandbox._plain_uid() and "as an unprivileged user of its own" in sandbox.isolation
+    monkeypatch.delattr(os, "setresuid")
+    assert not sandbox._plain_uid() and "unprivileged" not in sandbox.isolation

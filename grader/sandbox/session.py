@@ -129,8 +129,10 @@ class Sandbox:
         return how
 
     def _plain_uid(self) -> bool:
-        """Without bubblewrap, as root: the job takes a uid of its own when other users can run this Python."""
-        return not self.bubblewrap and os.name == "posix" and os.getuid() == 0 and others_can_run_python()
+        """Without bubblewrap, as root: the job takes a uid of its own when other users can run this Python
+        (and the system can switch all three uids, as Linux does; macOS cannot)."""
+        return (not self.bubblewrap and hasattr(os, "setresuid") and os.getuid() == 0
+                and others_can_run_python())
 
     def __enter__(self) -> "Sandbox":
         return self
