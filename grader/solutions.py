@@ -5,6 +5,7 @@ an :class:`Outcome` for each, which says where a failure points (for GitHub anno
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,9 +39,15 @@ class Outcome:
 
 
 def course_path(path: Path) -> str:
-    """``path`` relative to the course root (the repository CI checks out), as annotations want it."""
-    root = exercises.course_root()
-    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+    """``path`` as an annotation's ``file``: relative to the repository CI checked out
+    (``$GITHUB_WORKSPACE``, what GitHub's runner takes a relative ``file`` to be under; the course may
+    be a sub-folder of it), else to the course root."""
+    path = Path(path).resolve()
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    for root in ([Path(workspace).resolve()] if workspace else []) + [exercises.course_root()]:
+        if path.is_relative_to(root):
+            return path.relative_to(root).as_posix()
+    return str(path)
 
 
 def check_exercise(ex: exercises.Exercise, session: judge.Judge, seed: int) -> list[Outcome]:

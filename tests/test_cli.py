@@ -345,6 +345,7 @@ def test_check_solutions_annotates_each_failure_under_github_actions(monkeypatch
     holds = next(c for c in corpus.cases("exercise2") if c.name == "syntax_error")
     monkeypatch.setattr(corpus, "cases", lambda name, kind="corpus": [wrong, holds])
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)  # paths relative to the course root
     result = CliRunner().invoke(main, ["check-solutions", "--exercise", "exercise2", "--seed", "1"])
     assert result.exit_code == 1
     assert result.output.splitlines() == [
@@ -367,6 +368,7 @@ def test_check_solutions_fails_when_a_solution_is_missing(tmp_path, monkeypatch)
     (ex / "exercise.toml").write_text('title = "t"\nfiles = ["a.py"]\nmodule = "a"\n')
     monkeypatch.setenv("GRADER_COURSE_ROOT", str(tmp_path))
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     result = CliRunner().invoke(main, ["check-solutions", "--seed", "1"])
     assert result.exit_code == 1
     solution, skeleton = tmp_path / "solutions" / "lonely", ex / "skeleton"
@@ -378,6 +380,22 @@ def test_check_solutions_fails_when_a_solution_is_missing(tmp_path, monkeypatch)
         f"::error file=exercises/lonely/skeleton,title=lonely skeleton::no skeleton folder at {skeleton}",
         "0 ok, 2 failed",
     ]
+
+
+def test_annotations_name_files_from_the_checked_out_repository(tmp_path, monkeypatch):
+    # The course in a sub-folder (with a space) of the repository: GitHub's runner reads a relative file
+    # as relative to $GITHUB_WORKSPACE, so a path relative to the course root pointed at no file.
+    course = tmp_path / "my course"
+    (course / "exercises" / "lonely").mkdir(parents=True)
+    (course / "exercises" / "lonely" / "exercise.toml").write_text('title = "t"\nfiles = ["a.py"]\nmodule = "a"\n')
+    monkeypatch.setenv("GRADER_COURSE_ROOT", str(course))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    result = CliRunner().invoke(main, ["check-solutions", "--seed", "1"])
+    assert result.exit_code == 1
+    assert [line.split("::")[1] for line in result.output.splitlines() if line.startswith("::error")] == [
+        "error file=my course/solutions/lonely,title=lonely solution",
+        "error file=my course/exercises/lonely/skeleton,title=lonely skeleton"]
 
 
 def test_annotations_escape_as_github_reads_them():
