@@ -1,8 +1,10 @@
 """GitHub Classroom: the students' repositories in, the student repository's autograding workflow out.
 
-**In.** ``gh classroom clone student-repos`` (GitHub's ``gh-classroom`` extension of the ``gh`` CLI)
-clones every student's repository of an assignment into ``SLUG-submissions/``, one folder per
-repository, named as the repository: GitHub Classroom names a student's repository
+**In.** ``gh classroom clone student-repos`` (GitHub's ``gh-classroom`` extension of the ``gh`` CLI,
+archived since GitHub retired Classroom on 28 August 2026; the repositories remain and are cloned
+the same way by hand) cloned every student's repository of an assignment into
+``SLUG-submissions/``, one folder per repository, named as the repository (its source,
+``cmd/gh-classroom/clone/student-repos``): GitHub Classroom names a student's repository
 ``SLUG-USERNAME`` (the assignment's slug, then the student's GitHub username; a group
 assignment's, the team's name)::
 
