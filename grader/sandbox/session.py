@@ -123,7 +123,7 @@ class Sandbox:
                    "no network or file-system isolation, no CPU, memory or process limits; only the time limit per call")
         elif self._plain_uid():
             how = ("plain child process with rlimits as an unprivileged user of its own (bubblewrap not available): "
-                   "no network isolation; the files any user may read are in reach")
+                   "no network isolation; what any user may read or write (/tmp) is in reach")
         elif os.name == "posix" and os.getuid() == 0:
             how += "; running as root, so the process limit does not bind"
         return how
