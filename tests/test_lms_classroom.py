@@ -93,7 +93,9 @@ def test_a_prefix_read_from_names_alone_is_said_to_be_a_guess(tmp_path):
     _repo(clones / "lab-2-ada-m")
     assert classroom.detect(clones) == (
         "GitHub Classroom clones: 2 git repositories named lab-2-ada-USERNAME (lab-2-ada- is the start all their "
-        "names share; if the assignment's slug is shorter, name the folder SLUG-submissions)")
+        "names share: if the assignment's slug is shorter, name the folder SLUG-submissions; if they are not "
+        "Classroom clones, --layout folders)")
+    assert [s[:2] for s in _found(clones, "folders")[1]] == [("lab-2-ada-l", ""), ("lab-2-ada-m", "")]
     named = clones.rename(tmp_path / "lab-2-submissions")  # as gh classroom clone names it
     assert classroom.detect(named) == "GitHub Classroom clones: 2 git repositories named lab-2-USERNAME"
     assert [s[:2] for s in _found(named)[1]] == [("ada-l", "ada-l"), ("ada-m", "ada-m")]
@@ -317,6 +319,10 @@ def test_a_check_runs_with_the_checks_it_depends_on(tmp_path):
                                                   "--report", str(tmp_path / "r.html")])
     assert unknown.exit_code == 2
     assert "Error: exercise3 has no check named test_nope; its checks: test_module_loads," in unknown.output
+    # A name is a whole name: test_mha, the start of four checks' names, selects none of them.
+    prefix = CliRunner().invoke(grade_shortcut, ["exercise3", str(SOLUTION.parent), "--check", "test_mha",
+                                                 "--report", str(tmp_path / "r.html")])
+    assert prefix.exit_code == 2 and "Error: exercise3 has no check named test_mha;" in prefix.output
 
 
 def test_points_that_are_fractions_are_scaled_to_whole_numbers():

@@ -90,8 +90,8 @@ def detect(folder: Path) -> str:
         return ""
     why = f"GitHub Classroom clones: {len(repos)} git repositories named {shared}USERNAME"
     if not _folder_slug(folder, names):
-        why += (f" ({shared} is the start all their names share; if the assignment's slug is shorter, name the "
-                f"folder SLUG{FOLDER_SUFFIX})")
+        why += (f" ({shared} is the start all their names share: if the assignment's slug is shorter, name the "
+                f"folder SLUG{FOLDER_SUFFIX}; if they are not Classroom clones, --layout folders)")
     loose = [e.name for e in entries if not e.is_dir()]
     if loose:
         why += (f"; {len(loose)} file{'s' if len(loose) > 1 else ''} beside them ignored "
