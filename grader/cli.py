@@ -401,5 +401,18 @@ def grade_shortcut(exercise, folder, seed, as_json, report_path, quick, require_
     result = _grade_and_show(exercise, folder, seed=seed, as_json=as_json, report_path=report_path,
                              verbose=verbose, quick=quick, require_isolation=require_isolation, checks=checks)
     if checks:  # a check worth 0 points (a gate) must still fail the step that runs it
-        sys.exit(0 if all(c.status == "passed" for c in result.checks) else 1)
+        _exit_checks(checks, result, quick)
     sys.exit(graded_status(result))
+
+
+def _exit_checks(checks: tuple[str, ...], result, quick: bool) -> None:
+    """Exit for ``grade --check NAME``: 0 when every named check ran and it and the checks it depends on
+    passed, 1 when one of them did not pass, 2 when a named check did not run at all (``--quick`` leaves
+    out a slow one: the step must not pass on a check that was never made)."""
+    ran = [name for name in checks if any(c.name == name or c.name.startswith(name + "[") for c in result.checks)]
+    missing = [name for name in checks if name not in ran]
+    if missing:
+        why = "--quick leaves out slow checks; run it without --quick" if quick else "nothing graded it"
+        click.echo(f"Error: {', '.join(missing)} did not run ({why}).", err=True)
+        sys.exit(2)
+    sys.exit(0 if all(c.status == "passed" for c in result.checks) else 1)

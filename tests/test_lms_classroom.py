@@ -325,6 +325,33 @@ def test_a_check_runs_with_the_checks_it_depends_on(tmp_path):
     assert prefix.exit_code == 2 and "Error: exercise3 has no check named test_mha;" in prefix.output
 
 
+def test_a_named_check_that_did_not_run_does_not_pass(tmp_path):
+    """--quick leaves out slow checks: `grade --check SLOW --quick` exited 0 on "0 / 0 points", the check never made."""
+    course = tmp_path / "course"
+    public = course / "exercises" / "tiny" / "tests" / "public"
+    public.mkdir(parents=True)
+    (course / "exercises" / "tiny" / "exercise.toml").write_text('title = "t"\nfiles = ["a.py"]\nmodule = "a"\n')
+    (public / "test_tiny.py").write_text(
+        "import pytest\n\n\n@pytest.mark.check(points=0)\ndef test_gate(submission):\n    submission.has('f')\n\n\n"
+        "@pytest.mark.slow\n@pytest.mark.check(points=1, depends=['test_gate'])\ndef test_slow(submission):\n"
+        "    assert submission.f() == 1\n")
+    (course / "tiny").mkdir()
+    (course / "tiny" / "a.py").write_text("def f():\n    return 1\n")
+
+    def grade(*args):
+        return subprocess.run([sys.executable, "-c", "from grader.cli import grade_shortcut; grade_shortcut()", "tiny",
+                               *args], cwd=course, env={**os.environ, "GRADER_COURSE_ROOT": str(course)},
+                              capture_output=True, text=True, timeout=120)
+
+    quick = grade("--check", "test_slow", "--quick")
+    assert quick.returncode == 2, quick.stdout + quick.stderr
+    assert quick.stderr.splitlines()[-1] == ("Error: test_slow did not run (--quick leaves out slow checks; run it "
+                                             "without --quick).")
+    made = grade("--check", "test_slow")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "tiny: 1 / 1 points" in made.stdout
+
+
 def test_points_that_are_fractions_are_scaled_to_whole_numbers():
     halves = [classroom.PublicCheck("a", "A", 0.5), classroom.PublicCheck("b", "B", 2)]
     assert classroom.scale(halves) == 2
