@@ -41,6 +41,17 @@ You get a score, every check with a hint and what was wrong in numbers, and a re
 `reports/`. These are the public checks; hidden checks run when your work is graded.
 """
 
+#: What a student repository made from the bundle (GitHub Classroom) must not commit: reports and
+#: ``grade --json`` output (a report handed in is not the work), the venv and Python's caches.
+GITIGNORE = """reports/
+grade.json
+.venv/
+__pycache__/
+*.pyc
+*.egg-info/
+.pytest_cache/
+"""
+
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
 
 #: Paths inside an exercise's folder that stay with the judge besides ``tests/hidden`` (every
@@ -88,6 +99,7 @@ def build(out: Path, names: list[str] | None = None) -> list[str]:
         shutil.copytree(ex.root, out / "exercises" / name, ignore=ignore)
         shutil.copytree(ex.skeleton, out / name, ignore=_IGNORE)
     (out / "reports").mkdir(exist_ok=True)
+    (out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
     (out / "README.md").write_text(STUDENT_README.format(
         title="Transformer lesson: exercises", folders=", ".join(f"`{n}/`" for n in names)), encoding="utf-8")
     return names

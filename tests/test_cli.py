@@ -405,9 +405,11 @@ def test_annotations_escape_as_github_reads_them():
     assert annotations.error("m", title="t") == "::error title=t::m"
 
 
-def test_check_solutions_unknown_exercise():
-    result = CliRunner().invoke(main, ["check-solutions", "--exercise", "nosuch"])
-    assert result.exit_code == 1 and "unknown exercise 'nosuch'" in result.output
+def test_check_solutions_unknown_exercise_is_an_input_error_with_the_nearest_name():
+    result = CliRunner().invoke(main, ["check-solutions", "--exercise", "exercis2"])
+    assert result.exit_code == 2
+    assert "no exercise exercis2; did you mean exercise2?" in result.output
+    assert "ok," not in result.output  # nothing was checked
 
 
 def test_ctrl_c_stops_the_students_code_at_once_and_leaves_nothing_behind(tmp_path):

@@ -311,3 +311,22 @@ if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
     for written in write_block_cases():
         print(f"wrote {written.relative_to(ROOT)} ({written.stat().st_size:,} bytes)")
+
+
+def test_a_repository_made_from_the_bundle_commits_no_report_or_cache(bundle, tmp_path):
+    """A student repository (GitHub Classroom) made from the bundle: after a grade, git sees only the
+    student's work, not the report, grade.json, the venv or Python's caches."""
+    repo = tmp_path / "repo"
+    shutil.copytree(bundle, repo)
+    for junk in ("reports/exercise3.html", "grade.json", ".venv/bin/python", "exercise3/__pycache__/a.pyc",
+                 "transformer_lesson_grader.egg-info/PKG-INFO"):
+        (repo / junk).parent.mkdir(parents=True, exist_ok=True)
+        (repo / junk).write_text("x")
+    (repo / "exercise3" / "attention.py").write_text("# my work\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    shown = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"],
+                           capture_output=True, text=True, check=True).stdout.split("\n")
+    paths = {line[3:] for line in shown if line}
+    assert "exercise3/attention.py" in paths and ".gitignore" in paths
+    assert not [p for p in paths if p.startswith(("reports/", ".venv/", "transformer_lesson_grader.egg-info"))
+                or p in ("grade.json",) or "__pycache__" in p]
