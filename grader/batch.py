@@ -32,6 +32,7 @@ from pathlib import Path
 import click
 
 from . import exercises, judge, overview, report
+from . import scratch as scratch_folders
 from .report import write_atomic
 from .gradebook import Gradebook, _cell
 from .overrides import apply_overrides, check_before_grading, load_overrides
@@ -42,13 +43,8 @@ from .errors import InputError
 from .lms import Submission, gradescope
 from .lms.unpack import MAX_UNZIPPED_BYTES, RefusedSubmission, locate, safe_extract
 
-try:
-    import fcntl
-except ImportError:  # Windows: batch cannot grade there (no sandbox), but the module imports
-    fcntl = None
-
 #: Name of the lock file a worker holds in its scratch folder while it lives.
-SCRATCH_LOCK = ".alive"
+SCRATCH_LOCK = scratch_folders.LOCK
 #: Times a submission is retried after the worker grading it died.
 MAX_ATTEMPTS = 2
 
@@ -80,12 +76,8 @@ def _init_worker(parent: int) -> None:
     pinned to one thread, and a watchdog that stops the worker when the batch process dies."""
     # matplotlib's font cache stays in the shared temp folder (building it takes seconds).
     os.environ.setdefault("MPLCONFIGDIR", os.path.join(tempfile.gettempdir(), "grader-matplotlib"))
-    starting = tempfile.mkdtemp(prefix="grader-starting-")
-    lock = os.open(os.path.join(starting, SCRATCH_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    if fcntl is not None:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # held until this process ends (the fd is never closed)
-    scratch = starting.replace("grader-starting-", "grader-worker-")
-    os.rename(starting, scratch)  # only ever seen under this name with its lock held
+    folder, _lock = scratch_folders.claim("worker")  # the lock holds until this process ends
+    scratch = str(folder)
     tempfile.tempdir = scratch
     atexit.register(shutil.rmtree, scratch, True)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # _thread.interrupt_main needs it
@@ -96,25 +88,9 @@ def _init_worker(parent: int) -> None:
 
 
 def _remove_stale_scratch() -> None:
-    """Remove the scratch folders of batch workers that no longer run (a batch killed with SIGKILL
-    leaves its workers' folders, with copies of submissions, behind). A worker holds an exclusive
-    lock on its folder's :data:`SCRATCH_LOCK` for its whole life, in whatever PID namespace it
-    runs; a folder whose lock can be taken is stale (a folder gets its name only once locked).
-    Without ``fcntl`` nothing is removed (no lock tells a live worker's folder from a stale one)."""
-    if fcntl is None:
-        return
-    for folder in Path(tempfile.gettempdir()).glob("grader-worker-*"):
-        try:
-            fd = os.open(folder / SCRATCH_LOCK, os.O_RDWR | os.O_CLOEXEC)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            continue  # its worker is alive
-        finally:
-            os.close(fd)
-        shutil.rmtree(folder, ignore_errors=True)
+    """Remove what batches killed with SIGKILL left in the temp folder (workers' scratch folders,
+    unpacked exports): see :mod:`grader.scratch`."""
+    scratch_folders.remove_stale()
 
 
 def _exit_with_parent(parent: int, scratch: str, grace: float = 10.0) -> None:

@@ -4,6 +4,7 @@ grades anything (exit status 2)."""
 import csv
 import shutil
 import zipfile
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -154,3 +155,48 @@ def test_an_old_gradebook_without_identities_opens_and_resumes(tmp_path):
         assert [(r["student"], r["identity"]) for r in book.rows()] == [("ada", {})]
         book.record("bob", "refused", error="x", identity={"name": "Bob"})
         assert {r["student"]: r["identity"] for r in book.rows()} == {"ada": {}, "bob": {"name": "Bob"}}
+
+
+def test_an_export_left_by_a_killed_batch_is_removed_by_the_next_and_a_live_one_kept(tmp_path):
+    """A batch killed with SIGKILL cannot remove the export it unpacked (copies of every student's
+    work); the folder's lock dies with it, and the next batch's sweep removes it. An export that a
+    running batch holds stays."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from grader import scratch
+
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(SOLUTION, "ada/attention.py")
+        z.write(SKELETON, "bob/attention.py")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    hold = ("import sys, time\nfrom pathlib import Path\nfrom grader import lms\n"
+            f"with lms.opened(Path({str(archive)!r})) as folder:\n"
+            "    print(folder, flush=True)\n    time.sleep(60)\n")
+    env = dict(os.environ, TMPDIR=str(temp))
+    live = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True, env=env)
+    doomed = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        live_folder, doomed_folder = Path(live.stdout.readline().strip()), Path(doomed.stdout.readline().strip())
+        assert (live_folder / "ada" / "attention.py").is_file() and (doomed_folder / "ada").is_dir()
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait()
+        assert doomed_folder.exists()  # SIGKILL leaves it behind ...
+        import tempfile
+
+        old = tempfile.tempdir
+        tempfile.tempdir = str(temp)
+        try:
+            scratch.remove_stale()
+        finally:
+            tempfile.tempdir = old
+        assert doomed_folder.parent.name.startswith("grader-export-") and not doomed_folder.parent.exists()
+        assert (live_folder / "ada" / "attention.py").is_file()  # and keeps the live batch's
+    finally:
+        live.kill()
+        live.wait()
+        doomed.kill()

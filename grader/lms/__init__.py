@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import tempfile
+import os
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from .. import scratch
 from ..errors import InputError
 from .unpack import JUNK, RefusedSubmission, safe_extract
 
@@ -117,15 +119,20 @@ def opened(path: Path) -> Iterator[Path]:
     if path.suffix.lower() != ".zip":
         raise InputError(f"{path} is a file, not a folder or an export .zip; give the folder that holds one "
                          "folder or .zip per student, or the platform's export")
-    with tempfile.TemporaryDirectory(prefix="grader-export-") as tmp:
+    claimed, lock = scratch.claim("export")  # a SIGKILLed batch leaves it unlocked: the next batch removes it
+    try:
+        root = claimed / "export"
         try:
-            safe_extract(path, Path(tmp), max_bytes=MAX_EXPORT_BYTES, max_members=MAX_EXPORT_MEMBERS)
+            safe_extract(path, root, max_bytes=MAX_EXPORT_BYTES, max_members=MAX_EXPORT_MEMBERS)
         except RefusedSubmission as exc:
             raise InputError(f"cannot open the export: {exc}") from exc
-        root = Path(tmp)
+        root.mkdir(exist_ok=True)  # an empty zip
         entries = [e for e in root.iterdir() if not JUNK.search(e.name)]
         # A zip of one folder (assignment_123_export/...) is that folder.
         yield entries[0] if len(entries) == 1 and entries[0].is_dir() else root
+    finally:
+        shutil.rmtree(claimed, ignore_errors=True)
+        os.close(lock)
 
 
 def discover(folder: Path, layout: str = "auto") -> Found:
