@@ -41,8 +41,7 @@ from pathlib import Path
 from ..gradebook import _cell
 from ..report import write_atomic
 from . import Submission
-from .names import layout_reason, name_conflict, student_id
-from .unpack import JUNK
+from .names import layout_reason, name_conflict, split_entries, student_id
 
 _DIGITS = re.compile(r"[0-9]+")
 #: Canvas's re-upload suffix: ``base-N`` before an extension as Canvas finds it (Attachment.make_unique_filename).
@@ -98,16 +97,7 @@ def parse(path: Path) -> CanvasFile | None:
 
 def _files(folder: Path) -> tuple[list[CanvasFile], list[str]]:
     """The Canvas files of ``folder`` and the names of its other (non-junk) entries."""
-    found, other = [], []
-    for entry in sorted(Path(folder).iterdir()):
-        if entry.name.startswith(".") or JUNK.search(entry.name):
-            continue
-        parsed = parse(entry) if entry.is_file() else None
-        if parsed:
-            found.append(parsed)
-        else:
-            other.append(entry.name + ("/" if entry.is_dir() else ""))
-    return found, other
+    return split_entries(folder, lambda entry: parse(entry) if entry.is_file() else None)
 
 
 def detect(folder: Path) -> str:

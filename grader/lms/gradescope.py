@@ -263,15 +263,19 @@ def upload_folder(folder: Path, files: tuple[str, ...]) -> tuple[Path, str]:
     try:
         return locate(folder, files), ""
     except RefusedSubmission:
-        pass
+        return folder, _upload_note(folder, files)
+
+
+def _upload_note(folder: Path, files: tuple[str, ...]) -> str:
+    """What an upload without exactly one ``files[0]`` holds instead, for the student."""
     uploaded = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
                       if p.is_file() and not JUNK.search(p.relative_to(folder).as_posix()))
     places = [name.rpartition("/")[0] + "/" for name in uploaded if name.rpartition("/")[2] == files[0]]
     if len(places) > 1:
-        return folder, (f"Your upload holds {files[0]} in {len(places)} folders ({', '.join(places[:5])}), so none "
+        return (f"Your upload holds {files[0]} in {len(places)} folders ({', '.join(places[:5])}), so none "
                         f"was graded: upload only one.")
     if not uploaded:
-        return folder, f"Your upload is empty: upload {', '.join(files)}."
+        return f"Your upload is empty: upload {', '.join(files)}."
     shown = ", ".join(uploaded[:5]) + (f" and {len(uploaded) - 5} more" if len(uploaded) > 5 else "")
-    return folder, (f"Your upload holds no {files[0]} (it holds {shown}): name your file {files[0]} and upload "
+    return (f"Your upload holds no {files[0]} (it holds {shown}): name your file {files[0]} and upload "
                     "it again.")

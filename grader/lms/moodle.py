@@ -44,7 +44,7 @@ from ..errors import InputError
 from ..gradebook import _cell
 from ..report import write_atomic
 from . import Submission
-from .names import layout_reason, name_conflict, student_id
+from .names import layout_reason, name_conflict, split_entries, student_id
 from .unpack import JUNK
 
 #: Moodle 4.1+'s team of the students in no group, which has no id (English language pack).
@@ -58,16 +58,13 @@ ANONYMOUS = "Participant"
 
 def _entries(folder: Path) -> tuple[list[tuple[re.Match, Path]], list[str]]:
     """The entries of ``folder`` named as Moodle names them (match, path), and the other (non-junk) names."""
-    found, other = [], []
-    for entry in sorted(Path(folder).iterdir()):
-        if entry.name.startswith(".") or JUNK.search(entry.name):
-            continue
+    def parse(entry: Path):
         match = (_FOLDER if entry.is_dir() else _FLAT).match(entry.name)
         if match and (entry.is_dir() or match["file"] not in (".", "..")):  # never copied as "..": the parent
-            found.append((match, entry))
-        else:
-            other.append(entry.name + ("/" if entry.is_dir() else ""))
-    return found, other
+            return match, entry
+        return None
+
+    return split_entries(folder, parse)
 
 
 def detect(folder: Path) -> str:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from pathlib import Path
+
+from .unpack import JUNK
 
 #: Longest name part of an id (the platform's id follows it).
 MAX_NAME = 60
@@ -45,3 +48,19 @@ def name_conflict(whose: str, names: set[str], platform: str) -> str:
         return ""
     return (f"{whose} carry different names ({', '.join(sorted(names))}), which {platform} never writes: if this "
             f"is not a {platform} download, grade it with --layout folders.")
+
+
+def split_entries(folder, parse):
+    """The entries of ``folder`` (hidden and ``__MACOSX``-style junk left out, sorted by name) that
+    ``parse(entry)`` reads as a platform's (its non-None results), and the names of the others
+    (folders with a trailing ``/``), for :func:`layout_reason`."""
+    found, other = [], []
+    for entry in sorted(Path(folder).iterdir()):
+        if entry.name.startswith(".") or JUNK.search(entry.name):
+            continue
+        parsed = parse(entry)
+        if parsed is not None:
+            found.append(parsed)
+        else:
+            other.append(entry.name + ("/" if entry.is_dir() else ""))
+    return found, other
