@@ -62,6 +62,15 @@ def _platform_or_refuse() -> None:
         raise InputError(unsupported)
 
 
+def _dask_or_refuse() -> None:
+    """Raises InputError when ``distributed`` (the ``dask`` extra) is not installed."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise InputError("--scheduler needs Dask's distributed package: pip install -e \".[dask]\" "
+                         "(or pip install distributed), on this machine and on every worker.") from None
+
+
 def _isolation_or_warning(require: bool) -> None:
     """Without bubblewrap, one line on stderr says student code runs unisolated; ``require`` refuses instead.
 
@@ -206,8 +215,12 @@ def grade_command(exercise, submission, seed, as_json, report_path, quick, requi
               help="Instructor overrides CSV (student,check,points,comment) merged into the grades.")
 @click.option("--layout", type=click.Choice(["auto", *LAYOUTS]), default="auto", show_default=True,
               help="How SUBMISSIONS is laid out (auto: detected, and printed before grading).")
+@click.option("--scheduler", metavar="ADDRESS", default=None,
+              help="Grade on the workers of this Dask scheduler (e.g. tcp://host:8786) instead of --jobs local "
+                   "processes; needs the dask extra (README: Grading on a cluster).")
 @seed_option
-def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_unisolated, seed, overrides, layout):
+def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_unisolated, seed, overrides, layout,
+                  scheduler):
     """Grade every submission in SUBMISSIONS: one folder or .zip per student, or an export
     from Canvas, Moodle, Gradescope (its folder or zip) or GitHub Classroom clones.
 
@@ -222,15 +235,18 @@ def batch_command(exercise, submissions, out, jobs, resume, timeout, allow_uniso
     """
     from . import batch
 
-    _platform_or_refuse()
-    if not bubblewrap_works() and not allow_unisolated:
+    if scheduler:  # each worker checks its own sandbox (grader.executors.cluster)
+        _dask_or_refuse()
+    else:
+        _platform_or_refuse()
+    if not scheduler and not bubblewrap_works() and not allow_unisolated:
         raise InputError(
             "bubblewrap is not available, so student code would run as you, able to read and change every "
             "file you can (other students' work, the gradebook). Install it (apt-get install bubblewrap) or "
             "pass --allow-unisolated.")
     out = out or Path("reports") / exercise
     book = batch.run(exercise, submissions, out, jobs=jobs, resume=resume, budget=timeout, seed=seed,
-                     overrides=overrides, layout=layout)
+                     overrides=overrides, layout=layout, scheduler=scheduler, allow_unisolated=allow_unisolated)
     click.echo(f"Gradebook: {book.path}\nGrades: {out / 'grades.csv'}\nOverview: {out / 'index.html'}")
 
 

@@ -1,0 +1,313 @@
+"""Grade on a Dask cluster: ``grader batch EXERCISE SUBMISSIONS --scheduler tcp://host:8786``.
+
+The batch process is a Dask client (``distributed``, https://distributed.dask.org). It registers a
+worker plugin, :class:`GraderPlugin`, which the scheduler runs on every worker, present and future.
+On each worker the plugin checks, once, that the worker may grade for this client:
+
+- its grader and exercise files are the client's (:func:`course_digest`, a SHA-256 over both);
+- the sandbox can start there, with bubblewrap unless the batch allows unisolated workers;
+
+and then prepares the worker process as a local pool's worker (a locked scratch folder, torch
+imported; :func:`grading.prepare_process`) and gives it one unit of a Dask *resource* named after
+the digest and the isolation asked for (:func:`resource_name`). Every task asks for one unit of it,
+so a submission never reaches a worker that did not pass, and a worker grades one at a time with the
+one :class:`~grader.judge.Judge` per exercise it keeps open. The client prints each worker's verdict
+before grading, and refuses (exit 2) when none passed.
+
+A submission travels as the bytes of its files (:func:`grading.pack`); the outcome comes back as
+plain data (the result model's dict and the rendered outputs) and the client alone writes files
+and the gradebook, so ``--resume`` and every output work as with the local pool. At most
+:data:`IN_FLIGHT_PER_WORKER` tasks per ready worker are on the cluster at a time, so a large export
+is not held in the scheduler's memory.
+
+Faults: a worker that dies mid-submission (killed, out of memory) has the scheduler run the task
+again on another worker; one whose worker died more often than the scheduler's
+``distributed.scheduler.allowed-failures`` (Dask's default 3; README: set it to 1, as the local
+pool's :data:`~grader.executors.local.MAX_ATTEMPTS` = 2 tries) comes back as ``KilledWorker`` and is
+recorded as a grader error. The scheduler going away ends the batch with :class:`ClusterLost`
+(what was graded is in the gradebook; ``--resume`` goes on), as does no worker able to grade for
+:data:`STALL_SECONDS`. A task already running when the client stops (Ctrl-C) runs to its end on
+its worker; its outcome is dropped and the student is graded again by ``--resume``.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from pathlib import Path
+
+import click
+from distributed import Client, KilledWorker, WorkerPlugin, get_worker
+
+from .. import scratch as scratch_folders
+from ..errors import InputError
+from ..exercises import course_root
+from ..lms.unpack import RefusedSubmission
+from . import ClusterLost, grading
+from .grading import Outcome, Task
+
+#: Tasks on the cluster at a time per ready worker (one grading, one waiting in its queue).
+IN_FLIGHT_PER_WORKER = 2
+#: Seconds the client waits for the scheduler to answer, and for a first worker.
+CONNECT_SECONDS = 20.0
+#: Seconds with submissions left and no worker able to grade them before the batch stops.
+STALL_SECONDS = 300.0
+
+_grading_lock = threading.Lock()  # one grading at a time in a worker process, whatever its --nthreads
+
+
+def course_digest() -> str:
+    """SHA-256 (hex) over the grader's version, its package files and the course's exercises
+    (specs, skeletons, public and hidden tests, data): what must be the same on the client and on
+    every worker for a grade to mean the same. Caches (``__pycache__``, ``*.pyc``) are left out."""
+    sha = hashlib.sha256(_version().encode())
+    package = Path(__file__).resolve().parent.parent
+    for root in (package, course_root() / "exercises"):
+        for path in sorted(root.rglob("*")):
+            if "__pycache__" in path.parts or path.suffix == ".pyc" or not path.is_file():
+                continue
+            sha.update(f"\0{root.name}/{path.relative_to(root).as_posix()}\0".encode())
+            sha.update(path.read_bytes())
+    return sha.hexdigest()
+
+
+def _version() -> str:
+    try:
+        return metadata.version("transformer-lesson-grader")
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def resource_name(digest: str, allow_unisolated: bool, batch: str) -> str:
+    """The Dask resource (and plugin name) of one batch: a worker holds one unit once it passed that
+    batch's checks, and every task of the batch asks for it. Named after the digest, the isolation
+    asked for and the batch, so batches sharing a cluster never mix their workers' verdicts."""
+    return f"grader-{digest[:12]}-{'any' if allow_unisolated else 'isolated'}-{batch}"
+
+
+class GraderPlugin(WorkerPlugin):
+    """Checks and prepares one Dask worker for one batch's grading (see the module docstring).
+
+    Args:
+        digest: the client's :func:`course_digest`.
+        allow_unisolated: let a worker without bubblewrap grade (its student code runs as the
+            worker's user, unisolated).
+
+    Attributes (on the worker, after :meth:`setup`):
+        ready: the worker passed and holds one unit of :attr:`resource`.
+        verdict: one line saying why it may or may not grade.
+    """
+
+    def __init__(self, digest: str, allow_unisolated: bool):
+        self.digest = digest
+        self.allow_unisolated = allow_unisolated
+        self.resource = resource_name(digest, allow_unisolated, uuid.uuid4().hex[:8])
+        self.ready = False
+        self.verdict = "not set up yet"
+
+    async def setup(self, worker) -> None:
+        """Check this worker, prepare its process, and give it the batch's resource when it passed
+        (the checks and torch's import run in a thread: the worker's event loop keeps answering)."""
+        try:
+            self.ready, self.verdict = await asyncio.get_running_loop().run_in_executor(None, self._check_and_prepare)
+        except Exception as exc:  # noqa: BLE001 - reported to the client as this worker's verdict
+            self.ready, self.verdict = False, f"its set-up failed: {type(exc).__name__}: {exc}"
+        if self.ready:
+            await worker.set_resources(**{self.resource: 1})
+
+    def _check_and_prepare(self) -> tuple[bool, str]:
+        from ..sandbox.isolation import bubblewrap_works, unsupported_platform
+
+        mine = course_digest()
+        if mine != self.digest:
+            return False, (f"its grader or exercise files differ from the client's (grader {_version()}, digest "
+                           f"{mine[:12]} here, {self.digest[:12]} on the client): install the same grader and "
+                           "course on every worker")
+        unsupported = unsupported_platform()
+        if unsupported:
+            return False, unsupported
+        isolated = bubblewrap_works()
+        if not isolated and not self.allow_unisolated:
+            return False, ("bubblewrap does not work here, so student code would run as the worker's user with its "
+                           "files and network: install it (apt-get install bubblewrap) or pass --allow-unisolated")
+        scratch_folders.remove_stale()  # what workers killed on this machine left
+        grading.prepare_process()
+        return True, "ready, " + ("isolated by bubblewrap" if isolated else "NOT isolated (no bubblewrap)")
+
+    def teardown(self, worker) -> None:
+        """The batch is over or the worker is closing: end its judges (pytest sessions, sandbox
+        templates). The scratch folder stays with the process (removed at its exit)."""
+        if self.ready:
+            with _grading_lock:
+                grading.close_judges()
+
+
+def _verdict(resource: str, dask_worker=None) -> tuple[bool, str]:
+    """Run on each worker by the client (``Client.run``): the plugin's verdict there."""
+    plugin = next((p for p in dask_worker.plugins.values()
+                   if isinstance(p, GraderPlugin) and p.resource == resource), None)
+    return (False, "the grader's plugin is not set up there") if plugin is None else (plugin.ready, plugin.verdict)
+
+
+def _grade_on_worker(task: Task, resource: str) -> Outcome:
+    """The task function: grade ``task`` on this worker with its open judge (one at a time)."""
+    ready, verdict = _verdict(resource, get_worker())
+    if not ready:  # the resource keeps tasks off such a worker; this is the second lock on that door
+        return Outcome(task.student, "grader_error", error=f"reached a worker that may not grade: {verdict}")
+    with _grading_lock:
+        return grading.grade(task)
+
+
+def grade_all(tasks: list[Task], address: str, record: Callable[[Outcome], None], *,
+              allow_unisolated: bool = False) -> Callable[[], None]:
+    """Grade ``tasks`` on the Dask cluster whose scheduler is at ``address``, calling ``record`` with
+    each outcome as it arrives (in this process). Returns the function that closes the client.
+
+    Raises:
+        InputError: no scheduler answers at ``address``, it has no worker, or no worker may grade
+            (each worker's reason is printed).
+        ClusterLost: the scheduler went away, or no worker could grade for :data:`STALL_SECONDS`.
+    """
+    client = _connect(address)
+    plugin = GraderPlugin(course_digest(), allow_unisolated)
+    resource = plugin.resource
+    try:
+        _prepare_workers(client, plugin)
+        if tasks:
+            _grade_on(client, tasks, resource, record)
+    except BaseException:
+        _close(client, resource)
+        raise
+    return lambda: _close(client, resource)
+
+
+def _close(client: Client, resource: str) -> None:
+    """Unregister the batch's plugin (its teardown closes the workers' judges), close the client."""
+    with contextlib.suppress(Exception):
+        if client.status == "running":
+            client.unregister_worker_plugin(resource)
+    with contextlib.suppress(Exception):
+        client.close(timeout=10)
+
+
+def _connect(address: str) -> Client:
+    try:
+        return Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise InputError(
+            f"no Dask scheduler answered at {address} within {CONNECT_SECONDS:g} s ({type(exc).__name__}: {exc}). "
+            f"Start one with `dask scheduler` and workers with `dask worker {address} --nworkers N --nthreads 1` "
+            "(README: Grading on a cluster), or leave out --scheduler to grade on this machine.") from None
+
+
+def _prepare_workers(client: Client, plugin: GraderPlugin) -> None:
+    """Register the plugin and print every worker's verdict.
+
+    Raises:
+        InputError: no worker, or none passed.
+    """
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+    except TimeoutError:
+        raise InputError(f"the Dask scheduler at {client.scheduler.address} has no worker (waited "
+                         f"{CONNECT_SECONDS:g} s): start some with `dask worker {client.scheduler.address} "
+                         "--nworkers N --nthreads 1`.") from None
+    try:
+        client.register_plugin(plugin, name=plugin.resource)
+    except Exception as exc:  # noqa: BLE001 - a worker that cannot even load the plugin: its verdict says so below
+        click.echo(f"A worker could not load the grader's plugin ({type(exc).__name__}: {exc}); is the grader "
+                   "installed there?", err=True)
+    verdicts = client.run(_verdict, plugin.resource, on_error="return")
+    ready = 0
+    click.echo(f"Dask workers at {client.scheduler.address}:")
+    for address, verdict in sorted(verdicts.items()):
+        if isinstance(verdict, BaseException):
+            verdict = (False, f"cannot run the grader: {type(verdict).__name__}: {verdict}")
+        ready += verdict[0]
+        click.echo(f"  {address}: {'' if verdict[0] else 'refused: '}{verdict[1]}")
+    if not ready:
+        raise InputError("no Dask worker may grade (the reasons are above); nothing was graded.")
+
+
+def _ready_workers(client: Client, resource: str) -> int:
+    workers = client.scheduler_info(n_workers=-1)["workers"].values()
+    return sum(1 for w in workers if w.get("resources", {}).get(resource))
+
+
+def _grade_on(client: Client, tasks: list[Task], resource: str, record: Callable[[Outcome], None]) -> None:
+    left: Iterator[Task] = iter(tasks)
+    in_flight: dict = {}  # future -> task
+    finished: queue.SimpleQueue = queue.SimpleQueue()  # futures done, put by Dask's callbacks
+    graded = 0
+    workers, checked, stalled_since = _ready_workers(client, resource), time.monotonic(), None
+
+    def submit_more() -> None:
+        while len(in_flight) < IN_FLIGHT_PER_WORKER * max(workers, 1):
+            task = next(left, None)
+            if task is None:
+                return
+            try:
+                packed = grading.pack(task)
+            except RefusedSubmission as exc:
+                record(Outcome(task.student, "refused", error=str(exc)))
+                continue
+            except OSError as exc:
+                record(Outcome(task.student, "grader_error", error=f"could not read the submission: {exc}"))
+                continue
+            future = client.submit(_grade_on_worker, packed, resource, key=f"grade-{task.student}-{uuid.uuid4().hex[:8]}",
+                                   resources={resource: 1}, pure=False)
+            in_flight[future] = task
+            future.add_done_callback(finished.put)  # also when cancelled: the scheduler gone
+
+    try:
+        submit_more()
+        while in_flight:
+            try:
+                done = [finished.get(timeout=2)]
+            except queue.Empty:
+                done = []
+            for future in done:
+                task = in_flight.pop(future)
+                if future.status == "cancelled":
+                    raise ClusterLost(f"the Dask scheduler went away after {graded} of {len(tasks)} submissions: "
+                                      "the grades so far are kept; run the same command with --resume (on a "
+                                      "cluster again, or without --scheduler) to grade the rest.")
+                record(_outcome(future, task))
+                graded += 1
+                future.release()
+            if client.status not in ("running", "connecting"):
+                raise ClusterLost(f"the connection to the Dask scheduler closed after {graded} of {len(tasks)} "
+                                  "submissions: the grades so far are kept; --resume grades the rest.")
+            if time.monotonic() - checked > 2:
+                workers, checked = _ready_workers(client, resource), time.monotonic()
+                stalled_since = None if workers else (stalled_since or time.monotonic())
+                if stalled_since and time.monotonic() - stalled_since > STALL_SECONDS:
+                    raise ClusterLost(f"no Dask worker could grade for {STALL_SECONDS:g} s (all left, or none "
+                                      f"passed): {graded} of {len(tasks)} graded and kept; --resume grades the rest.")
+            submit_more()
+    except BaseException:  # Ctrl-C, the scheduler gone: take back what waits (a running task runs out)
+        with contextlib.suppress(Exception):
+            client.cancel(list(in_flight))
+        raise
+
+
+def _outcome(future, task: Task) -> Outcome:
+    """A finished future's outcome; a task that erred is the grader's error, never the student's zero."""
+    if future.status == "finished":
+        outcome = future.result()
+        if isinstance(outcome, Outcome) and outcome.student == task.student:
+            return outcome
+        return Outcome(task.student, "grader_error", error=f"the worker sent back {type(outcome).__name__}, not "
+                                                           "this submission's outcome")
+    exc = future.exception()
+    if isinstance(exc, KilledWorker):
+        return Outcome(task.student, "grader_error",
+                       error="the Dask worker grading it died each time it was tried (the scheduler's "
+                             f"distributed.scheduler.allowed-failures): {exc}"[:500])
+    return Outcome(task.student, "grader_error", error=f"{type(exc).__name__}: {exc}"[:500])
