@@ -21,10 +21,11 @@ and the gradebook, so ``--resume`` and every output work as with the local pool.
 is not held in the scheduler's memory.
 
 Faults: a worker that dies mid-submission (killed, out of memory) has the scheduler run the task
-again on another worker; one whose worker died more often than the scheduler's
-``distributed.scheduler.allowed-failures`` (Dask's default 3; README: set it to 1, as the local
-pool's :data:`~grader.executors.local.MAX_ATTEMPTS` = 2 tries) comes back as ``KilledWorker`` and is
-recorded as a grader error. The scheduler going away ends the batch with :class:`ClusterLost`
+again on another worker; a submission whose workers died under it
+:data:`~grader.executors.local.MAX_ATTEMPTS` (2) times, as with the local pool, is recorded as a
+grader error (:func:`_grade_on_worker` counts the starts). Dask's own limit,
+``distributed.scheduler.allowed-failures`` (default 3), must stay at least that: it counts a death
+against every task the worker held, and its ``KilledWorker`` is recorded as a grader error too. The scheduler going away ends the batch with :class:`ClusterLost`
 (what was graded is in the gradebook; ``--resume`` goes on), as does no worker able to grade for
 :data:`STALL_SECONDS`. A task already running when the client stops (Ctrl-C) runs to its end on
 its worker; its outcome is dropped and the student is graded again by ``--resume``.
@@ -43,7 +44,7 @@ from importlib import metadata
 from pathlib import Path
 
 import click
-from distributed import Client, KilledWorker, WorkerPlugin, get_worker
+from distributed import Client, KilledWorker, Queue, WorkerPlugin, get_client, get_worker
 
 from .. import scratch as scratch_folders
 from ..errors import InputError
@@ -51,6 +52,7 @@ from ..exercises import course_root
 from ..lms.unpack import RefusedSubmission
 from . import ClusterLost, grading
 from .grading import Outcome, Task
+from .local import MAX_ATTEMPTS
 
 #: Tasks on the cluster at a time per ready worker (one grading, one waiting in its queue).
 IN_FLIGHT_PER_WORKER = 2
@@ -156,12 +158,26 @@ def _verdict(resource: str, dask_worker=None) -> tuple[bool, str]:
 
 
 def _grade_on_worker(task: Task, resource: str) -> Outcome:
-    """The task function: grade ``task`` on this worker with its open judge (one at a time)."""
-    ready, verdict = _verdict(resource, get_worker())
+    """The task function: grade ``task`` on this worker with its open judge (one at a time).
+
+    Each start is counted in a Dask queue named after the task, on the scheduler: a task started
+    for the (MAX_ATTEMPTS + 1)-th time had a worker die under it MAX_ATTEMPTS times and is not graded
+    again. (Dask's own count, ``allowed-failures``, blames every task a dying worker held, also those
+    only queued there.)
+    """
+    worker = get_worker()
+    ready, verdict = _verdict(resource, worker)
     if not ready:  # the resource keeps tasks off such a worker; this is the second lock on that door
         return Outcome(task.student, "grader_error", error=f"reached a worker that may not grade: {verdict}")
     with _grading_lock:
-        return grading.grade(task)
+        starts = Queue(f"{resource}-{task.student}-starts", client=get_client())  # one per batch and student
+        starts.put(1)
+        if starts.qsize() > MAX_ATTEMPTS:  # left open: the queue goes with the scheduler
+            return Outcome(task.student, "grader_error",
+                           error=f"the Dask workers grading it died {MAX_ATTEMPTS} times (each while grading it)")
+        outcome = grading.grade(task)
+        starts.close()
+        return outcome
 
 
 def grade_all(tasks: list[Task], address: str, record: Callable[[Outcome], None], *,
@@ -240,60 +256,102 @@ def _ready_workers(client: Client, resource: str) -> int:
     return sum(1 for w in workers if w.get("resources", {}).get(resource))
 
 
-def _grade_on(client: Client, tasks: list[Task], resource: str, record: Callable[[Outcome], None]) -> None:
-    left: Iterator[Task] = iter(tasks)
-    in_flight: dict = {}  # future -> task
-    finished: queue.SimpleQueue = queue.SimpleQueue()  # futures done, put by Dask's callbacks
-    graded = 0
-    workers, checked, stalled_since = _ready_workers(client, resource), time.monotonic(), None
+class _OnCluster:
+    """The client's loop: keep each ready worker supplied, record outcomes as they come, notice the
+    scheduler going away, and submit again what Dask left stranded (see :meth:`_resubmit_stranded`)."""
 
-    def submit_more() -> None:
-        while len(in_flight) < IN_FLIGHT_PER_WORKER * max(workers, 1):
-            task = next(left, None)
+    def __init__(self, client: Client, tasks: list[Task], resource: str, record: Callable[[Outcome], None]):
+        self.client, self.resource, self.record, self.total = client, resource, record, len(tasks)
+        self.left: Iterator[Task] = iter(tasks)
+        self.in_flight: dict = {}  # future -> its packed task
+        self.unseen: dict = {}  # future -> consecutive checks it was on no worker
+        self.finished: queue.SimpleQueue = queue.SimpleQueue()  # futures done, put by Dask's callbacks
+        self.graded = 0
+        self.workers = _ready_workers(client, resource)
+
+    def run(self) -> None:
+        checked, stalled_since = time.monotonic(), None
+        self._submit_more()
+        while self.in_flight:
+            try:
+                future = self.finished.get(timeout=2)
+            except queue.Empty:
+                future = None
+            if future is not None and future in self.in_flight:  # not one taken back by _resubmit_stranded
+                task = self.in_flight.pop(future)
+                self.unseen.pop(future, None)
+                if future.status == "cancelled":
+                    raise ClusterLost(f"the Dask scheduler went away after {self.graded} of {self.total} submissions: "
+                                      "the grades so far are kept; run the same command with --resume (on a "
+                                      "cluster again, or without --scheduler) to grade the rest.")
+                self.record(_outcome(future, task))
+                self.graded += 1
+                future.release()
+            if self.client.status not in ("running", "connecting"):
+                raise ClusterLost(f"the connection to the Dask scheduler closed after {self.graded} of {self.total} "
+                                  "submissions: the grades so far are kept; --resume grades the rest.")
+            if time.monotonic() - checked > 2:
+                checked = time.monotonic()
+                self.workers = _ready_workers(self.client, self.resource)
+                stalled_since = None if self.workers else (stalled_since or checked)
+                if stalled_since and checked - stalled_since > STALL_SECONDS:
+                    raise ClusterLost(f"no Dask worker could grade for {STALL_SECONDS:g} s (all left, or none passed): "
+                                      f"{self.graded} of {self.total} graded and kept; --resume grades the rest.")
+                if self.workers:
+                    self._resubmit_stranded()
+            self._submit_more()
+
+    def _submit_more(self) -> None:
+        while len(self.in_flight) < IN_FLIGHT_PER_WORKER * max(self.workers, 1):
+            task = next(self.left, None)
             if task is None:
                 return
             try:
                 packed = grading.pack(task)
             except RefusedSubmission as exc:
-                record(Outcome(task.student, "refused", error=str(exc)))
+                self.record(Outcome(task.student, "refused", error=str(exc)))
                 continue
             except OSError as exc:
-                record(Outcome(task.student, "grader_error", error=f"could not read the submission: {exc}"))
+                self.record(Outcome(task.student, "grader_error", error=f"could not read the submission: {exc}"))
                 continue
-            future = client.submit(_grade_on_worker, packed, resource, key=f"grade-{task.student}-{uuid.uuid4().hex[:8]}",
-                                   resources={resource: 1}, pure=False)
-            in_flight[future] = task
-            future.add_done_callback(finished.put)  # also when cancelled: the scheduler gone
+            self._submit(packed)
 
-    try:
-        submit_more()
-        while in_flight:
-            try:
-                done = [finished.get(timeout=2)]
-            except queue.Empty:
-                done = []
-            for future in done:
-                task = in_flight.pop(future)
-                if future.status == "cancelled":
-                    raise ClusterLost(f"the Dask scheduler went away after {graded} of {len(tasks)} submissions: "
-                                      "the grades so far are kept; run the same command with --resume (on a "
-                                      "cluster again, or without --scheduler) to grade the rest.")
-                record(_outcome(future, task))
-                graded += 1
-                future.release()
-            if client.status not in ("running", "connecting"):
-                raise ClusterLost(f"the connection to the Dask scheduler closed after {graded} of {len(tasks)} "
-                                  "submissions: the grades so far are kept; --resume grades the rest.")
-            if time.monotonic() - checked > 2:
-                workers, checked = _ready_workers(client, resource), time.monotonic()
-                stalled_since = None if workers else (stalled_since or time.monotonic())
-                if stalled_since and time.monotonic() - stalled_since > STALL_SECONDS:
-                    raise ClusterLost(f"no Dask worker could grade for {STALL_SECONDS:g} s (all left, or none "
-                                      f"passed): {graded} of {len(tasks)} graded and kept; --resume grades the rest.")
-            submit_more()
-    except BaseException:  # Ctrl-C, the scheduler gone: take back what waits (a running task runs out)
+    def _submit(self, packed: Task) -> None:
+        future = self.client.submit(_grade_on_worker, packed, self.resource, pure=False,
+                                    key=f"grade-{packed.student}-{uuid.uuid4().hex[:8]}",
+                                    resources={self.resource: 1})
+        self.in_flight[future] = packed
+        future.add_done_callback(self.finished.put)  # also when cancelled: the scheduler gone
+
+    def _resubmit_stranded(self) -> None:
+        """Submit again the tasks that are on no worker for two checks running although some worker
+        may grade. Dask leaves a task "no-worker" when every worker that held the resource died, and
+        does not look at it again when a restarted worker gains the resource (the plugin adds it
+        after the worker has registered)."""
+        processing = {key for keys in self.client.processing().values() for key in keys}
+        for future in list(self.in_flight):
+            if future.status != "pending" or future.key in processing:
+                self.unseen.pop(future, None)
+                continue
+            self.unseen[future] = self.unseen.get(future, 0) + 1
+            if self.unseen[future] >= 2:
+                packed = self.in_flight.pop(future)
+                del self.unseen[future]
+                future.cancel()
+                self._submit(packed)
+
+    def take_back(self) -> None:
+        """Cancel what has not come back (a task already running runs out on its worker)."""
         with contextlib.suppress(Exception):
-            client.cancel(list(in_flight))
+            self.client.cancel(list(self.in_flight))
+
+
+def _grade_on(client: Client, tasks: list[Task], resource: str, record: Callable[[Outcome], None]) -> None:
+    on_cluster = _OnCluster(client, tasks, resource, record)
+    try:
+        on_cluster.run()
+    except BaseException:  # Ctrl-C, the scheduler gone
+        on_cluster.take_back()
         raise
 
 

@@ -155,8 +155,9 @@ def _unpack(task: Task, tmp: Path) -> Path:
 
 def _receive(task: Task, tmp: Path, unpacked: Path) -> Path:
     """Write a cluster task's bytes back into files (their names were made by :func:`pack`)."""
-    if task.kind == "zip":
-        archive = tmp / "received.zip"
+    if task.kind == "zip":  # under its own name: refusals name the student's file
+        (tmp / "received").mkdir()
+        archive = tmp / "received" / Path(task.payload[0][0]).name
         archive.write_bytes(task.payload[0][1])
         safe_extract(archive, unpacked)
     elif task.kind == "folder":
