@@ -118,6 +118,16 @@ def test_windows_no_fork_is_refused_in_one_line(tmp_path, args):
     assert not (tmp_path / "reports").exists()
 
 
+def test_without_dask_a_cluster_batch_is_refused_in_one_line(tmp_path):
+    """The dask extra left out (a student's or a plain install): --scheduler says what to install."""
+    done = run(tmp_path, 'import sys\nsys.modules["distributed"] = None\n', "batch", "exercise3",
+               str(SOLUTION.parent), "--scheduler", "tcp://127.0.0.1:8786")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == ('Error: --scheduler needs Dask\'s distributed package: pip install -e ".[dask]" (or pip '
+                           'install distributed), on this machine and on every worker.\n')
+    assert not (tmp_path / "reports").exists()
+
+
 def test_windows_the_commands_that_run_no_code_still_work(tmp_path):
     done = run(tmp_path, NO_BUBBLEWRAP + WINDOWS, "list")
     assert done.returncode == 0, done.stderr
