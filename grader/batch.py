@@ -32,10 +32,6 @@ from .overrides import apply_overrides, check_before_grading, load_overrides
 from .report import write_atomic
 from .results import SubmissionResult
 
-#: Name of the lock file a worker holds in its scratch folder while it lives.
-SCRATCH_LOCK = scratch_folders.LOCK
-
-
 def _remove_stale_scratch() -> None:
     """Remove what batches killed with SIGKILL left in the temp folder (workers' scratch folders,
     unpacked exports): see :mod:`grader.scratch`."""
@@ -223,12 +219,17 @@ def _grade_all(todo: list[Submission], exercise: str, out: Path, book: Gradebook
     identity = {s.student: s.identity() for s in todo}
 
     def record(outcome: Outcome) -> None:
-        write_outputs(out, outcome.files)  # before the gradebook: a grade never points at missing files
+        try:  # before the gradebook: a grade never points at missing files
+            write_outputs(out, outcome.files)
+        except OSError as exc:  # a full disk, a folder in the way: this student's grader error, not the batch's end
+            outcome = Outcome(outcome.student, "grader_error", error=f"could not write the outputs: {exc}"[:500])
         result = SubmissionResult.from_dict(outcome.result) if outcome.result else None
         book.record(outcome.student, outcome.status, result=result, error=outcome.error,
                     identity=identity[outcome.student])
         progress.update(outcome.student)
 
+    if not tasks:  # nothing left (a --resume that only merges overrides): no pool, no cluster needed
+        return lambda: None
     if scheduler:
         from .executors import cluster  # imports dask.distributed: only when asked for
 

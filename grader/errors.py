@@ -4,7 +4,9 @@ Exit statuses, the same for ``grade`` and ``grader grade`` (and, where they appl
 
 - 0: graded, full marks (or, for commands that grade nothing, success);
 - 1: graded below full marks, also when some check hit an error of the grader itself: a grade was
-  produced but it is incomplete, and a line on stderr says so (``check-solutions``: a problem found);
+  produced but it is incomplete, and a line on stderr says so (``check-solutions``: a problem found;
+  ``grader batch``: the batch stopped before every student was graded, e.g. its Dask scheduler went
+  away, and ``--resume`` goes on);
 - 2: a usage or input error, nothing was graded: an unknown exercise, a missing folder, a folder
   without the exercise's files, a file given for a folder, a platform the sandbox cannot run on
   (click's own usage errors, e.g. an unknown option, exit 2 as well).

@@ -1,5 +1,6 @@
-"""A real Dask cluster on loopback for the tests and the bench: a ``dask scheduler`` and ``dask worker``
-processes, started with the commands README gives (``--nthreads 1``), stopped with their process groups."""
+"""A real Dask cluster on loopback for the tests: a ``dask scheduler`` and ``dask worker`` processes,
+started with the commands README gives (``--nthreads 1``), stopped with their process groups.
+(bench/bench_cluster.py starts its own: it also pauses the cluster while the local side is timed.)"""
 from __future__ import annotations
 
 import contextlib

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader import batch
+from grader import batch, scratch
 from grader.sandbox.template import UID_BASE, UID_COUNT
 
 SOLUTION = ROOT / "solutions" / "exercise3" / "attention.py"
@@ -292,10 +292,10 @@ def test_scratch_folders_are_judged_by_their_lock_not_a_pid(tmp_path, monkeypatc
     live, dead = tmp_path / "grader-worker-live", tmp_path / "grader-worker-dead"
     for folder in (live, dead):
         folder.mkdir()
-        (folder / batch.SCRATCH_LOCK).touch()
+        (folder / scratch.LOCK).touch()
         (folder / "copy.py").write_text("x = 1\n")
     hold = ("import fcntl, os, sys, time\n"
-            f"fd = os.open({str(live / batch.SCRATCH_LOCK)!r}, os.O_RDWR)\n"
+            f"fd = os.open({str(live / scratch.LOCK)!r}, os.O_RDWR)\n"
             "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n")
     other_namespace = (["unshare", "--pid", "--fork", "--kill-child"] if shutil.which("unshare") and os.getuid() == 0
                        else [])
@@ -313,3 +313,20 @@ def test_scratch_folders_are_judged_by_their_lock_not_a_pid(tmp_path, monkeypatc
         batch._remove_stale_scratch()
         time.sleep(0.05)
     assert not live.exists()
+
+
+def test_an_output_that_cannot_be_written_is_that_students_grader_error(tmp_path):
+    """A folder where alice's report goes (a full disk would do as well): alice is a grader error,
+    bob is graded, the batch ends normally with its CSV."""
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    _folder(subs, "alice")
+    _folder(subs, "bob")
+    (out / "reports" / "alice.html").mkdir(parents=True)
+    batch.run("exercise3", subs, out, jobs=1, seed=2)
+    rows = _rows(out / "gradebook.sqlite")
+    assert (rows["alice"][0], rows["bob"][:2]) == ("grader_error", ("graded", 24))
+    con = sqlite3.connect(out / "gradebook.sqlite")
+    (error,), = con.execute("SELECT error FROM grades WHERE student = 'alice'")
+    con.close()
+    assert error.startswith("could not write the outputs: [Errno 21] Is a directory")
+    assert (out / "grades.csv").read_text().splitlines()[1].startswith("alice,,")

@@ -111,10 +111,14 @@ def test_the_cluster_grades_as_the_local_pool_does(cluster, mixed, tmp_path):
 def test_loose_platform_files_travel_to_the_workers(cluster, tmp_path):
     """A Canvas download's flat files (a submission of several loose files, or one zip) reach the worker."""
     download = _canvas_download(tmp_path / "download")
+    (download / "roeann_56789_91234_exercise3.zip").write_bytes(b"not a zip")
     batch.run("exercise3", download, tmp_path / "out", seed=5, scheduler=cluster.address)
-    assert {s: (r[0], r[1]) for s, r in _rows(tmp_path / "out").items()} == {
+    rows = _rows(tmp_path / "out")
+    assert {s: (r[0], r[1]) for s, r in rows.items()} == {
         "mullerzoe_12345": ("graded", 24), "smithjohn_23456": ("graded", 0), "doejane_34567": ("graded", 24),
-        "leeann_45678": ("graded", 24)}
+        "leeann_45678": ("graded", 24), "roeann_56789": ("refused", 0)}
+    assert rows["roeann_56789"][2].startswith(  # the exported file's name, as a local batch says it
+        "roeann_56789_91234_exercise3.zip is not a readable zip file")
 
 
 def _executing(client: Client, student: str) -> list[str]:
@@ -176,6 +180,7 @@ def test_killed_workers_lose_nothing_and_count_nothing_twice(tmp_path):
     assert rows["bob"][2] == "the Dask workers grading it died 2 times (each while grading it)"
     assert max(_progress(stdout)) == (6, 6) and all(done <= 6 for done, _ in _progress(stdout))
     assert first in stdout  # the workers' verdicts were printed before grading
+    assert re.search(r"Worker joined: tcp://127\.0\.0\.1:\d+: ready, isolated by bubblewrap", stdout)  # restarted
     grades = (tmp_path / "out" / "grades.csv").read_text().splitlines()
     assert len(grades) == 7 and sum(line.startswith("alice,") for line in grades) == 1
 
@@ -232,20 +237,22 @@ def test_workers_with_another_course_or_no_sandbox_are_refused_with_their_reason
                           "--scheduler", cluster.address)
         assert refused.returncode == 2, refused.stderr
         lines = [line for line in refused.stdout.splitlines() if "refused:" in line]
-        assert len(lines) == 2 and any("differ from the client's" in line for line in lines) and \
-            any("bubblewrap does not work here" in line for line in lines), refused.stdout
+        assert len(lines) == 2 and any(line.endswith(
+            "refused: it differs from the client: exercises/ differs; solutions/ differs (missing here). Install "
+            "the same grader, course and versions on every worker, and restart workers after changing them")
+            for line in lines) and any("bubblewrap does not work here" in line for line in lines), refused.stdout
         assert "no Dask worker may grade" in refused.stderr
         assert not (tmp_path / "out" / "results").exists()
         # Allowed, the worker without bubblewrap grades (and says so); the other course's worker still may not.
         allowed = _grader("batch", "exercise3", str(subs), "--out", str(tmp_path / "out"), "--scheduler",
                           cluster.address, "--allow-unisolated", "--resume")
     assert allowed.returncode == 0, allowed.stderr
-    assert "NOT isolated" in allowed.stdout and "differ from the client's" in allowed.stdout
+    assert "NOT isolated" in allowed.stdout and "it differs from the client" in allowed.stdout
     assert _rows(tmp_path / "out")["alice"][:2] == ("graded", 24)
     assert json.loads((tmp_path / "out" / "results" / "alice.json").read_text())["isolation"] != "bubblewrap"
 
 
-def test_no_scheduler_at_the_address_is_an_input_error(tmp_path):
+def test_no_scheduler_at_the_address_is_an_input_error_unless_nothing_is_left(tmp_path):
     subs = tmp_path / "subs"
     _folder(subs, "alice", SOLUTION.read_text())
     done = _grader("batch", "exercise3", str(subs), "--out", str(tmp_path / "out"), "--scheduler",
@@ -253,3 +260,9 @@ def test_no_scheduler_at_the_address_is_an_input_error(tmp_path):
     assert done.returncode == 2
     assert "no Dask scheduler answered at tcp://127.0.0.1:9" in done.stderr and "dask scheduler" in done.stderr
     assert "Traceback" not in done.stderr
+    # Graded locally, a --resume that only rewrites the outputs needs no cluster.
+    assert _grader("batch", "exercise3", str(subs), "--out", str(tmp_path / "out"), "--resume").returncode == 0
+    again = _grader("batch", "exercise3", str(subs), "--out", str(tmp_path / "out"), "--resume", "--scheduler",
+                    "tcp://127.0.0.1:9", timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "1 already graded, 0 to grade" in again.stdout and _rows(tmp_path / "out")["alice"][:2] == ("graded", 24)

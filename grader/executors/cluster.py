@@ -4,15 +4,17 @@ The batch process is a Dask client (``distributed``, https://distributed.dask.or
 worker plugin, :class:`GraderPlugin`, which the scheduler runs on every worker, present and future.
 On each worker the plugin checks, once, that the worker may grade for this client:
 
-- its grader and exercise files are the client's (:func:`course_digest`, a SHA-256 over both);
+- it runs what the client runs (:func:`fingerprint`: the grader's, Python's, torch's and NumPy's
+  versions and a SHA-256 of the grader, ``exercises/`` and ``solutions/``);
 - the sandbox can start there, with bubblewrap unless the batch allows unisolated workers;
 
 and then prepares the worker process as a local pool's worker (a locked scratch folder, torch
 imported; :func:`grading.prepare_process`) and gives it one unit of a Dask *resource* named after
 the digest and the isolation asked for (:func:`resource_name`). Every task asks for one unit of it,
 so a submission never reaches a worker that did not pass, and a worker grades one at a time with the
-one :class:`~grader.judge.Judge` per exercise it keeps open. The client prints each worker's verdict
-before grading, and refuses (exit 2) when none passed.
+one :class:`~grader.judge.Judge` per exercise it keeps open (for the process's life, as its
+templates: a later batch starts at once). The client prints each worker's verdict before grading
+(and that of each worker that joins later), and refuses (exit 2) when none passed.
 
 A submission travels as the bytes of its files (:func:`grading.pack`); the outcome comes back as
 plain data (the result model's dict and the rendered outputs) and the client alone writes files
@@ -25,16 +27,21 @@ again on another worker; a submission whose workers died under it
 :data:`~grader.executors.local.MAX_ATTEMPTS` (2) times, as with the local pool, is recorded as a
 grader error (:func:`_grade_on_worker` counts the starts). Dask's own limit,
 ``distributed.scheduler.allowed-failures`` (default 3), must stay at least that: it counts a death
-against every task the worker held, and its ``KilledWorker`` is recorded as a grader error too. The scheduler going away ends the batch with :class:`ClusterLost`
-(what was graded is in the gradebook; ``--resume`` goes on), as does no worker able to grade for
-:data:`STALL_SECONDS`. A task already running when the client stops (Ctrl-C) runs to its end on
-its worker; its outcome is dropped and the student is graded again by ``--resume``.
+against every task the worker held, and its ``KilledWorker`` is recorded as a grader error too.
+The scheduler going away ends the batch with :class:`ClusterLost` (what was graded is in the
+gradebook; ``--resume`` goes on), as does no worker able to grade for :data:`STALL_SECONDS`. When
+the client stops (Ctrl-C, or killed), what waits is taken back, but a grading already running runs
+to its end on its worker (Dask cannot interrupt a task); its outcome is dropped and ``--resume``
+grades that student again.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
+import json
+import platform
 import queue
 import threading
 import time
@@ -60,30 +67,69 @@ IN_FLIGHT_PER_WORKER = 2
 CONNECT_SECONDS = 20.0
 #: Seconds with submissions left and no worker able to grade them before the batch stops.
 STALL_SECONDS = 300.0
+#: Seconds a worker may take to set up (the checks, torch's import) before it counts as not ready.
+SETUP_SECONDS = 120.0
+#: What :func:`_verdict` says while a worker's set-up runs.
+PENDING = "not set up yet"
 
 _grading_lock = threading.Lock()  # one grading at a time in a worker process, whatever its --nthreads
 
 
-def course_digest() -> str:
-    """SHA-256 (hex) over the grader's version, its package files and the course's exercises
-    (specs, skeletons, public and hidden tests, data): what must be the same on the client and on
-    every worker for a grade to mean the same. Caches (``__pycache__``, ``*.pyc``) are left out."""
-    sha = hashlib.sha256(_version().encode())
-    package = Path(__file__).resolve().parent.parent
-    for root in (package, course_root() / "exercises"):
-        for path in sorted(root.rglob("*")):
-            if "__pycache__" in path.parts or path.suffix == ".pyc" or not path.is_file():
-                continue
-            sha.update(f"\0{root.name}/{path.relative_to(root).as_posix()}\0".encode())
-            sha.update(path.read_bytes())
+@functools.cache
+def fingerprint() -> dict[str, str]:
+    """What must be the same on the client and on every worker for a grade to mean the same: the
+    grader's version, Python's (major.minor), torch's and NumPy's versions, and a SHA-256 (hex) of
+    each folder grading reads: the grader package, ``exercises/`` (specs, skeletons, public and
+    hidden tests, data) and ``solutions/`` (exercises 1 and 4 compare answers with them for copying;
+    "missing" when the course has none). Caches (``__pycache__``, ``*.pyc``) are left out.
+
+    Computed once per process: a worker's is that of the code it loaded, so a worker started before
+    the course was changed on disk is refused, not run with stale code (restart it).
+    """
+    root = course_root()
+    return {"grader": _version("transformer-lesson-grader"), "python": platform.python_version().rsplit(".", 1)[0],
+            "torch": _version("torch"), "numpy": _version("numpy"),
+            "grader files": _folder_digest(Path(__file__).resolve().parent.parent),
+            "exercises/": _folder_digest(root / "exercises"), "solutions/": _folder_digest(root / "solutions")}
+
+
+def course_digest(print_: dict[str, str] | None = None) -> str:
+    """SHA-256 (hex) of a :func:`fingerprint` (this process's by default)."""
+    return hashlib.sha256(json.dumps(print_ or fingerprint(), sort_keys=True).encode()).hexdigest()
+
+
+def _folder_digest(folder: Path) -> str:
+    if not folder.is_dir():
+        return "missing"
+    sha = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if "__pycache__" in path.parts or path.suffix == ".pyc" or not path.is_file():
+            continue
+        sha.update(f"\0{path.relative_to(folder).as_posix()}\0".encode())
+        sha.update(path.read_bytes())
     return sha.hexdigest()
 
 
-def _version() -> str:
+def _version(package: str) -> str:
     try:
-        return metadata.version("transformer-lesson-grader")
+        return metadata.version(package)
     except metadata.PackageNotFoundError:
         return "not installed"
+
+
+def _differences(theirs: dict[str, str], mine: dict[str, str]) -> str:
+    """"torch 2.13.0 here, 2.14.1 on the client; solutions/ differs (missing here)"."""
+    parts = []
+    for key, value in theirs.items():
+        here = mine.get(key, "missing")
+        if here == value:
+            continue
+        if key.endswith("/") or key.endswith("files"):
+            parts.append(f"{key} differs" + (" (missing here)" if here == "missing" else
+                                             " (missing on the client)" if value == "missing" else ""))
+        else:
+            parts.append(f"{key} {here} here, {value} on the client")
+    return "; ".join(parts)
 
 
 def resource_name(digest: str, allow_unisolated: bool, batch: str) -> str:
@@ -97,7 +143,7 @@ class GraderPlugin(WorkerPlugin):
     """Checks and prepares one Dask worker for one batch's grading (see the module docstring).
 
     Args:
-        digest: the client's :func:`course_digest`.
+        client_print: the client's :func:`fingerprint`.
         allow_unisolated: let a worker without bubblewrap grade (its student code runs as the
             worker's user, unisolated).
 
@@ -106,55 +152,59 @@ class GraderPlugin(WorkerPlugin):
         verdict: one line saying why it may or may not grade.
     """
 
-    def __init__(self, digest: str, allow_unisolated: bool):
-        self.digest = digest
+    def __init__(self, client_print: dict[str, str], allow_unisolated: bool):
+        self.client_print = client_print
         self.allow_unisolated = allow_unisolated
-        self.resource = resource_name(digest, allow_unisolated, uuid.uuid4().hex[:8])
+        self.resource = resource_name(course_digest(client_print), allow_unisolated, uuid.uuid4().hex[:8])
         self.ready = False
-        self.verdict = "not set up yet"
+        self.verdict = PENDING
 
     async def setup(self, worker) -> None:
         """Check this worker, prepare its process, and give it the batch's resource when it passed
         (the checks and torch's import run in a thread: the worker's event loop keeps answering)."""
         try:
-            self.ready, self.verdict = await asyncio.get_running_loop().run_in_executor(None, self._check_and_prepare)
+            self.ready, self.verdict = await asyncio.get_running_loop().run_in_executor(
+                None, self._check_and_prepare, worker)
         except Exception as exc:  # noqa: BLE001 - reported to the client as this worker's verdict
             self.ready, self.verdict = False, f"its set-up failed: {type(exc).__name__}: {exc}"
         if self.ready:
             await worker.set_resources(**{self.resource: 1})
 
-    def _check_and_prepare(self) -> tuple[bool, str]:
+    def _check_and_prepare(self, worker) -> tuple[bool, str]:
         from ..sandbox.isolation import bubblewrap_works, unsupported_platform
 
-        mine = course_digest()
-        if mine != self.digest:
-            return False, (f"its grader or exercise files differ from the client's (grader {_version()}, digest "
-                           f"{mine[:12]} here, {self.digest[:12]} on the client): install the same grader and "
-                           "course on every worker")
+        differences = _differences(self.client_print, fingerprint())
+        if differences:
+            return False, (f"it differs from the client: {differences}. Install the same grader, course and "
+                           "versions on every worker, and restart workers after changing them")
         unsupported = unsupported_platform()
         if unsupported:
             return False, unsupported
         isolated = bubblewrap_works()
+        self.nthreads = worker.state.nthreads if worker is not None else 1
         if not isolated and not self.allow_unisolated:
             return False, ("bubblewrap does not work here, so student code would run as the worker's user with its "
                            "files and network: install it (apt-get install bubblewrap) or pass --allow-unisolated")
         scratch_folders.remove_stale()  # what workers killed on this machine left
         grading.prepare_process()
-        return True, "ready, " + ("isolated by bubblewrap" if isolated else "NOT isolated (no bubblewrap)")
-
-    def teardown(self, worker) -> None:
-        """The batch is over or the worker is closing: end its judges (pytest sessions, sandbox
-        templates). The scratch folder stays with the process (removed at its exit)."""
-        if self.ready:
-            with _grading_lock:
-                grading.close_judges()
+        threads = (f"; it has {self.nthreads} threads but grades one submission at a time: start workers with "
+                   "--nworkers N --nthreads 1" if self.nthreads > 1 else "")
+        return True, "ready, " + ("isolated by bubblewrap" if isolated else "NOT isolated (no bubblewrap)") + threads
 
 
 def _verdict(resource: str, dask_worker=None) -> tuple[bool, str]:
     """Run on each worker by the client (``Client.run``): the plugin's verdict there."""
     plugin = next((p for p in dask_worker.plugins.values()
                    if isinstance(p, GraderPlugin) and p.resource == resource), None)
-    return (False, "the grader's plugin is not set up there") if plugin is None else (plugin.ready, plugin.verdict)
+    return (False, PENDING) if plugin is None else (plugin.ready, plugin.verdict)
+
+
+def _verdicts(client: Client, resource: str, workers: list[str] | None = None) -> dict[str, tuple[bool, str]]:
+    """Each worker's (or each of ``workers``') :func:`_verdict`, asked now; a worker that cannot run
+    the grader at all (not installed there) is refused with the error it gave."""
+    answers = client.run(_verdict, resource, on_error="return", workers=workers)
+    return {address: (False, f"cannot run the grader: {type(v).__name__}: {v}") if isinstance(v, BaseException)
+            else (bool(v[0]), str(v[1])) for address, v in answers.items()}
 
 
 def _grade_on_worker(task: Task, resource: str) -> Outcome:
@@ -169,15 +219,16 @@ def _grade_on_worker(task: Task, resource: str) -> Outcome:
     ready, verdict = _verdict(resource, worker)
     if not ready:  # the resource keeps tasks off such a worker; this is the second lock on that door
         return Outcome(task.student, "grader_error", error=f"reached a worker that may not grade: {verdict}")
-    with _grading_lock:
-        starts = Queue(f"{resource}-{task.student}-starts", client=get_client())  # one per batch and student
-        starts.put(1)
-        if starts.qsize() > MAX_ATTEMPTS:  # left open: the queue goes with the scheduler
+    starts = Queue(f"{resource}-{task.student}-starts", client=get_client())  # one per batch and student
+    starts.put(1)
+    try:
+        if starts.qsize() > MAX_ATTEMPTS:
             return Outcome(task.student, "grader_error",
                            error=f"the Dask workers grading it died {MAX_ATTEMPTS} times (each while grading it)")
-        outcome = grading.grade(task)
-        starts.close()
-        return outcome
+        with _grading_lock:  # never held across a call to the scheduler
+            return grading.grade(task)
+    finally:
+        starts.close()  # not reached when the worker dies: the count survives it
 
 
 def grade_all(tasks: list[Task], address: str, record: Callable[[Outcome], None], *,
@@ -191,25 +242,30 @@ def grade_all(tasks: list[Task], address: str, record: Callable[[Outcome], None]
         ClusterLost: the scheduler went away, or no worker could grade for :data:`STALL_SECONDS`.
     """
     client = _connect(address)
-    plugin = GraderPlugin(course_digest(), allow_unisolated)
+    plugin = GraderPlugin(fingerprint(), allow_unisolated)
     resource = plugin.resource
     try:
-        _prepare_workers(client, plugin)
-        if tasks:
-            _grade_on(client, tasks, resource, record)
+        announced = _prepare_workers(client, plugin)
+        _grade_on(client, tasks, resource, record, announced)
     except BaseException:
         _close(client, resource)
         raise
     return lambda: _close(client, resource)
 
 
-def _close(client: Client, resource: str) -> None:
-    """Unregister the batch's plugin (its teardown closes the workers' judges), close the client."""
+def _close(client: Client, resource: str, timeout: float = 10.0) -> None:
+    """Unregister the batch's plugin (so workers that start later do not set it up), close the client;
+    each bounded by ``timeout`` seconds (an unresponsive scheduler does not hold the batch)."""
+    def unregister() -> None:
+        with contextlib.suppress(Exception):
+            if client.status == "running":
+                client.unregister_worker_plugin(resource)
+
+    thread = threading.Thread(target=unregister, name="unregister-plugin", daemon=True)
+    thread.start()
+    thread.join(timeout)
     with contextlib.suppress(Exception):
-        if client.status == "running":
-            client.unregister_worker_plugin(resource)
-    with contextlib.suppress(Exception):
-        client.close(timeout=10)
+        client.close(timeout=timeout)
 
 
 def _connect(address: str) -> Client:
@@ -222,8 +278,9 @@ def _connect(address: str) -> Client:
             "(README: Grading on a cluster), or leave out --scheduler to grade on this machine.") from None
 
 
-def _prepare_workers(client: Client, plugin: GraderPlugin) -> None:
-    """Register the plugin and print every worker's verdict.
+def _prepare_workers(client: Client, plugin: GraderPlugin) -> set[str]:
+    """Register the plugin, wait until every worker's verdict is final, and print them.
+    Returns the workers announced.
 
     Raises:
         InputError: no worker, or none passed.
@@ -239,20 +296,30 @@ def _prepare_workers(client: Client, plugin: GraderPlugin) -> None:
     except Exception as exc:  # noqa: BLE001 - a worker that cannot even load the plugin: its verdict says so below
         click.echo(f"A worker could not load the grader's plugin ({type(exc).__name__}: {exc}); is the grader "
                    "installed there?", err=True)
-    verdicts = client.run(_verdict, plugin.resource, on_error="return")
-    ready = 0
     click.echo(f"Dask workers at {client.scheduler.address}:")
-    for address, verdict in sorted(verdicts.items()):
-        if isinstance(verdict, BaseException):
-            verdict = (False, f"cannot run the grader: {type(verdict).__name__}: {verdict}")
-        ready += verdict[0]
-        click.echo(f"  {address}: {'' if verdict[0] else 'refused: '}{verdict[1]}")
-    if not ready:
+    verdicts = _final_verdicts(client, plugin.resource, SETUP_SECONDS)
+    if not any(ready for ready, _ in verdicts.values()):
         raise InputError("no Dask worker may grade (the reasons are above); nothing was graded.")
+    return set(verdicts)
+
+
+def _final_verdicts(client: Client, resource: str, wait: float, workers: list[str] | None = None
+                    ) -> dict[str, tuple[bool, str]]:
+    """Each worker's (or each of ``workers``') verdict once its set-up has ended, or after ``wait``
+    seconds; printed one per line. A worker that cannot run the grader at all is refused."""
+    deadline = time.monotonic() + wait
+    while True:
+        verdicts = _verdicts(client, resource, workers)
+        if time.monotonic() > deadline or all(v[1] != PENDING for v in verdicts.values()):
+            break
+        time.sleep(0.5)
+    for address, (ready, verdict) in sorted(verdicts.items()):
+        click.echo(f"  {address}: {'' if ready else 'refused: '}{verdict}")
+    return verdicts
 
 
 def _ready_workers(client: Client, resource: str) -> int:
-    workers = client.scheduler_info(n_workers=-1)["workers"].values()
+    workers = client.scheduler_info()["workers"].values()
     return sum(1 for w in workers if w.get("resources", {}).get(resource))
 
 
@@ -260,8 +327,10 @@ class _OnCluster:
     """The client's loop: keep each ready worker supplied, record outcomes as they come, notice the
     scheduler going away, and submit again what Dask left stranded (see :meth:`_resubmit_stranded`)."""
 
-    def __init__(self, client: Client, tasks: list[Task], resource: str, record: Callable[[Outcome], None]):
+    def __init__(self, client: Client, tasks: list[Task], resource: str, record: Callable[[Outcome], None],
+                 announced: set[str]):
         self.client, self.resource, self.record, self.total = client, resource, record, len(tasks)
+        self.announced = announced  # workers whose verdict was printed
         self.left: Iterator[Task] = iter(tasks)
         self.in_flight: dict = {}  # future -> its packed task
         self.unseen: dict = {}  # future -> consecutive checks it was on no worker
@@ -292,6 +361,7 @@ class _OnCluster:
                                   "submissions: the grades so far are kept; --resume grades the rest.")
             if time.monotonic() - checked > 2:
                 checked = time.monotonic()
+                self._announce_new_workers()
                 self.workers = _ready_workers(self.client, self.resource)
                 stalled_since = None if self.workers else (stalled_since or checked)
                 if stalled_since and checked - stalled_since > STALL_SECONDS:
@@ -300,6 +370,17 @@ class _OnCluster:
                 if self.workers:
                     self._resubmit_stranded()
             self._submit_more()
+
+    def _announce_new_workers(self) -> None:
+        """Print the verdict of each worker that joined since (once its set-up has ended)."""
+        joined = set(self.client.scheduler_info()["workers"]) - self.announced
+        if not joined:
+            return
+        with contextlib.suppress(Exception):  # a worker that left again: nothing to say
+            for address, (ready, verdict) in sorted(_verdicts(self.client, self.resource, sorted(joined)).items()):
+                if verdict != PENDING:
+                    self.announced.add(address)
+                    click.echo(f"\nWorker joined: {address}: {'' if ready else 'refused: '}{verdict}")
 
     def _submit_more(self) -> None:
         while len(self.in_flight) < IN_FLIGHT_PER_WORKER * max(self.workers, 1):
@@ -346,8 +427,9 @@ class _OnCluster:
             self.client.cancel(list(self.in_flight))
 
 
-def _grade_on(client: Client, tasks: list[Task], resource: str, record: Callable[[Outcome], None]) -> None:
-    on_cluster = _OnCluster(client, tasks, resource, record)
+def _grade_on(client: Client, tasks: list[Task], resource: str, record: Callable[[Outcome], None],
+              announced: set[str]) -> None:
+    on_cluster = _OnCluster(client, tasks, resource, record, announced)
     try:
         on_cluster.run()
     except BaseException:  # Ctrl-C, the scheduler gone

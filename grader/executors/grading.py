@@ -34,9 +34,10 @@ class Task:
     """What a worker needs to grade one submission (picklable).
 
     ``source`` is the student's folder or zip, ``files`` a platform's loose files as
-    ``(name in the submission, path)`` (Canvas, Moodle). ``payload`` replaces both on a cluster:
-    ``(name, bytes)`` of every file, ``kind`` saying whether they are a ``zip`` (one file), a
-    ``folder``'s files or loose ``files`` (see :func:`pack`).
+    ``(name in the submission, path)`` (Canvas, Moodle). On a cluster ``payload`` holds the bytes,
+    as ``(name, bytes)`` of every file, ``kind`` saying whether they are a ``zip`` (one file), a
+    ``folder``'s files or loose ``files`` (in the order of ``files``, whose paths then only name
+    them; see :func:`pack`).
     """
 
     exercise: str
@@ -169,8 +170,9 @@ def _receive(task: Task, tmp: Path, unpacked: Path) -> Path:
         received = tmp / "received"
         received.mkdir()
         paths = []
-        for i, (name, data) in enumerate(task.payload):
-            path = received / str(i)
+        for i, ((name, data), (_, original)) in enumerate(zip(task.payload, task.files)):
+            (received / str(i)).mkdir()  # under the exported file's own name: refusals name it
+            path = received / str(i) / Path(original).name
             path.write_bytes(data)
             paths.append((name, str(path)))
         copy_files(tuple(paths), unpacked)
@@ -190,13 +192,8 @@ def pack(task: Task) -> Task:
     """
     source = Path(task.source)
     if task.files:
-        total = sum(os.lstat(path).st_size for _, path in task.files)
-        if total > MAX_UNZIPPED_BYTES:
-            raise RefusedSubmission(f"the submission's files hold more than {MAX_UNZIPPED_BYTES:,} bytes.")
-        for _, path in task.files:
-            if Path(path).is_symlink() or not Path(path).is_file():
-                raise RefusedSubmission(f"{Path(path).name} is not a plain file; submit plain files.")
-        return replace(task, kind="files", payload=tuple((name, Path(path).read_bytes()) for name, path in task.files))
+        return replace(task, kind="files",
+                       payload=tuple((name, Path(path).read_bytes()) for name, path in _loose_files(task.files)))
     if source.is_dir():
         files = _folder_files(source)
         return replace(task, kind="folder", payload=tuple((name, (source / name).read_bytes()) for name in files))
@@ -255,6 +252,17 @@ def copy_files(files: tuple[tuple[str, str], ...], dest: Path) -> None:
         safe_extract(Path(files[0][1]), dest)
         return
     dest.mkdir(parents=True)
+    for name, path in _loose_files(files):
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)  # Moodle keeps a submission's sub-folders
+        shutil.copyfile(path, dest / name)
+
+
+def _loose_files(files: tuple[tuple[str, str], ...]):
+    """Yield each ``(name, path)`` once it is known to be a plain file within the size cap.
+
+    Raises:
+        RefusedSubmission: more than :data:`MAX_UNZIPPED_BYTES` bytes in all, or a file that is not plain.
+    """
     total = 0
     for name, path in files:
         total += os.lstat(path).st_size
@@ -262,5 +270,4 @@ def copy_files(files: tuple[tuple[str, str], ...], dest: Path) -> None:
             raise RefusedSubmission(f"the submission's files hold more than {MAX_UNZIPPED_BYTES:,} bytes.")
         if Path(path).is_symlink() or not Path(path).is_file():
             raise RefusedSubmission(f"{Path(path).name} is not a plain file; submit plain files.")
-        (dest / name).parent.mkdir(parents=True, exist_ok=True)  # Moodle keeps a submission's sub-folders
-        shutil.copyfile(path, dest / name)
+        yield name, path
