@@ -1,16 +1,16 @@
 """Grade on a Dask cluster: ``grader batch EXERCISE SUBMISSIONS --scheduler tcp://host:8786``.
 
 The batch process is a Dask client (``distributed``, https://distributed.dask.org). It registers a
-worker plugin, :class:`GraderPlugin`, which the scheduler runs on every worker, present and future.
+worker plugin, :class:`~grader.executors.cluster_worker.GraderPlugin`, which the scheduler runs on every worker, present and future.
 On each worker the plugin checks, once, that the worker may grade for this client:
 
-- it runs what the client runs (:func:`fingerprint`: the grader's, Python's, torch's and NumPy's
+- it runs what the client runs (:func:`~grader.executors.cluster_worker.fingerprint`: the grader's, Python's, torch's and NumPy's
   versions and a SHA-256 of the grader, ``exercises/`` and ``solutions/``);
 - the sandbox can start there, with bubblewrap unless the batch allows unisolated workers;
 
 and then prepares the worker process as a local pool's worker (a locked scratch folder, torch
 imported; :func:`grading.prepare_process`) and gives it one unit of a Dask *resource* named after
-the digest and the isolation asked for (:func:`resource_name`). Every task asks for one unit of it,
+the digest and the isolation asked for (:func:`~grader.executors.cluster_worker.resource_name`). Every task asks for one unit of it,
 so a submission never reaches a worker that did not pass, and a worker grades one at a time with the
 one :class:`~grader.judge.Judge` per exercise it keeps open (for the process's life, as its
 templates: a later batch starts at once). The client prints each worker's verdict before grading
@@ -25,7 +25,7 @@ is not held in the scheduler's memory.
 Faults: a worker that dies mid-submission (killed, out of memory) has the scheduler run the task
 again on another worker; a submission whose workers died under it
 :data:`~grader.executors.local.MAX_ATTEMPTS` (2) times, as with the local pool, is recorded as a
-grader error (:func:`_grade_on_worker` counts the starts). Dask's own limit,
+grader error (:func:`~grader.executors.cluster_worker._grade_on_worker` counts the starts). Dask's own limit,
 ``distributed.scheduler.allowed-failures`` (default 3), must stay at least that: it counts a death
 against every task the worker held, and its ``KilledWorker`` is recorded as a grader error too.
 The scheduler going away ends the batch with :class:`ClusterLost` (what was graded is in the
@@ -36,30 +36,21 @@ grades that student again.
 """
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import functools
-import hashlib
-import json
-import platform
 import queue
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from importlib import metadata
-from pathlib import Path
 
 import click
-from distributed import Client, KilledWorker, Queue, WorkerPlugin, get_client, get_worker
+from distributed import Client, KilledWorker
 
-from .. import scratch as scratch_folders
 from ..errors import InputError
-from ..exercises import course_root
 from ..lms.unpack import RefusedSubmission
 from . import ClusterLost, grading
+from .cluster_worker import PENDING, GraderPlugin, _grade_on_worker, _verdict, fingerprint
 from .grading import Outcome, Task
-from .local import MAX_ATTEMPTS
 
 #: Tasks on the cluster at a time per ready worker (one grading, one waiting in its queue).
 IN_FLIGHT_PER_WORKER = 2
@@ -69,134 +60,6 @@ CONNECT_SECONDS = 20.0
 STALL_SECONDS = 300.0
 #: Seconds a worker may take to set up (the checks, torch's import) before it counts as not ready.
 SETUP_SECONDS = 120.0
-#: What :func:`_verdict` says while a worker's set-up runs.
-PENDING = "not set up yet"
-
-_grading_lock = threading.Lock()  # one grading at a time in a worker process, whatever its --nthreads
-
-
-@functools.cache
-def fingerprint() -> dict[str, str]:
-    """What must be the same on the client and on every worker for a grade to mean the same: the
-    grader's version, Python's (major.minor), torch's and NumPy's versions, and a SHA-256 (hex) of
-    each folder grading reads: the grader package, ``exercises/`` (specs, skeletons, public and
-    hidden tests, data) and ``solutions/`` (exercises 1 and 4 compare answers with them for copying;
-    "missing" when the course has none). Caches (``__pycache__``, ``*.pyc``) are left out.
-
-    Computed once per process: a worker's is that of the code it loaded, so a worker started before
-    the course was changed on disk is refused, not run with stale code (restart it).
-    """
-    root = course_root()
-    return {"grader": _version("transformer-lesson-grader"), "python": platform.python_version().rsplit(".", 1)[0],
-            "torch": _version("torch"), "numpy": _version("numpy"),
-            "grader files": _folder_digest(Path(__file__).resolve().parent.parent),
-            "exercises/": _folder_digest(root / "exercises"), "solutions/": _folder_digest(root / "solutions")}
-
-
-def course_digest(print_: dict[str, str] | None = None) -> str:
-    """SHA-256 (hex) of a :func:`fingerprint` (this process's by default)."""
-    return hashlib.sha256(json.dumps(print_ or fingerprint(), sort_keys=True).encode()).hexdigest()
-
-
-def _folder_digest(folder: Path) -> str:
-    if not folder.is_dir():
-        return "missing"
-    sha = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        if "__pycache__" in path.parts or path.suffix == ".pyc" or not path.is_file():
-            continue
-        sha.update(f"\0{path.relative_to(folder).as_posix()}\0".encode())
-        sha.update(path.read_bytes())
-    return sha.hexdigest()
-
-
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _differences(theirs: dict[str, str], mine: dict[str, str]) -> str:
-    """"torch 2.13.0 here, 2.14.1 on the client; solutions/ differs (missing here)"."""
-    parts = []
-    for key, value in theirs.items():
-        here = mine.get(key, "missing")
-        if here == value:
-            continue
-        if key.endswith("/") or key.endswith("files"):
-            parts.append(f"{key} differs" + (" (missing here)" if here == "missing" else
-                                             " (missing on the client)" if value == "missing" else ""))
-        else:
-            parts.append(f"{key} {here} here, {value} on the client")
-    return "; ".join(parts)
-
-
-def resource_name(digest: str, allow_unisolated: bool, batch: str) -> str:
-    """The Dask resource (and plugin name) of one batch: a worker holds one unit once it passed that
-    batch's checks, and every task of the batch asks for it. Named after the digest, the isolation
-    asked for and the batch, so batches sharing a cluster never mix their workers' verdicts."""
-    return f"grader-{digest[:12]}-{'any' if allow_unisolated else 'isolated'}-{batch}"
-
-
-class GraderPlugin(WorkerPlugin):
-    """Checks and prepares one Dask worker for one batch's grading (see the module docstring).
-
-    Args:
-        client_print: the client's :func:`fingerprint`.
-        allow_unisolated: let a worker without bubblewrap grade (its student code runs as the
-            worker's user, unisolated).
-
-    Attributes (on the worker, after :meth:`setup`):
-        ready: the worker passed and holds one unit of :attr:`resource`.
-        verdict: one line saying why it may or may not grade.
-    """
-
-    def __init__(self, client_print: dict[str, str], allow_unisolated: bool):
-        self.client_print = client_print
-        self.allow_unisolated = allow_unisolated
-        self.resource = resource_name(course_digest(client_print), allow_unisolated, uuid.uuid4().hex[:8])
-        self.ready = False
-        self.verdict = PENDING
-
-    async def setup(self, worker) -> None:
-        """Check this worker, prepare its process, and give it the batch's resource when it passed
-        (the checks and torch's import run in a thread: the worker's event loop keeps answering)."""
-        try:
-            self.ready, self.verdict = await asyncio.get_running_loop().run_in_executor(
-                None, self._check_and_prepare, worker)
-        except Exception as exc:  # noqa: BLE001 - reported to the client as this worker's verdict
-            self.ready, self.verdict = False, f"its set-up failed: {type(exc).__name__}: {exc}"
-        if self.ready:
-            await worker.set_resources(**{self.resource: 1})
-
-    def _check_and_prepare(self, worker) -> tuple[bool, str]:
-        from ..sandbox.isolation import bubblewrap_works, unsupported_platform
-
-        differences = _differences(self.client_print, fingerprint())
-        if differences:
-            return False, (f"it differs from the client: {differences}. Install the same grader, course and "
-                           "versions on every worker, and restart workers after changing them")
-        unsupported = unsupported_platform()
-        if unsupported:
-            return False, unsupported
-        isolated = bubblewrap_works()
-        self.nthreads = worker.state.nthreads if worker is not None else 1
-        if not isolated and not self.allow_unisolated:
-            return False, ("bubblewrap does not work here, so student code would run as the worker's user with its "
-                           "files and network: install it (apt-get install bubblewrap) or pass --allow-unisolated")
-        scratch_folders.remove_stale()  # what workers killed on this machine left
-        grading.prepare_process()
-        threads = (f"; it has {self.nthreads} threads but grades one submission at a time: start workers with "
-                   "--nworkers N --nthreads 1" if self.nthreads > 1 else "")
-        return True, "ready, " + ("isolated by bubblewrap" if isolated else "NOT isolated (no bubblewrap)") + threads
-
-
-def _verdict(resource: str, dask_worker=None) -> tuple[bool, str]:
-    """Run on each worker by the client (``Client.run``): the plugin's verdict there."""
-    plugin = next((p for p in dask_worker.plugins.values()
-                   if isinstance(p, GraderPlugin) and p.resource == resource), None)
-    return (False, PENDING) if plugin is None else (plugin.ready, plugin.verdict)
 
 
 def _verdicts(client: Client, resource: str, workers: list[str] | None = None) -> dict[str, tuple[bool, str]]:
@@ -205,30 +68,6 @@ def _verdicts(client: Client, resource: str, workers: list[str] | None = None) -
     answers = client.run(_verdict, resource, on_error="return", workers=workers)
     return {address: (False, f"cannot run the grader: {type(v).__name__}: {v}") if isinstance(v, BaseException)
             else (bool(v[0]), str(v[1])) for address, v in answers.items()}
-
-
-def _grade_on_worker(task: Task, resource: str) -> Outcome:
-    """The task function: grade ``task`` on this worker with its open judge (one at a time).
-
-    Each start is counted in a Dask queue named after the task, on the scheduler: a task started
-    for the (MAX_ATTEMPTS + 1)-th time had a worker die under it MAX_ATTEMPTS times and is not graded
-    again. (Dask's own count, ``allowed-failures``, blames every task a dying worker held, also those
-    only queued there.)
-    """
-    worker = get_worker()
-    ready, verdict = _verdict(resource, worker)
-    if not ready:  # the resource keeps tasks off such a worker; this is the second lock on that door
-        return Outcome(task.student, "grader_error", error=f"reached a worker that may not grade: {verdict}")
-    starts = Queue(f"{resource}-{task.student}-starts", client=get_client())  # one per batch and student
-    starts.put(1)
-    try:
-        if starts.qsize() > MAX_ATTEMPTS:
-            return Outcome(task.student, "grader_error",
-                           error=f"the Dask workers grading it died {MAX_ATTEMPTS} times (each while grading it)")
-        with _grading_lock:  # never held across a call to the scheduler
-            return grading.grade(task)
-    finally:
-        starts.close()  # not reached when the worker dies: the count survives it
 
 
 def grade_all(tasks: list[Task], address: str, record: Callable[[Outcome], None], *,
