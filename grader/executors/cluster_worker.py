@@ -122,6 +122,7 @@ class GraderPlugin(WorkerPlugin):
         except Exception as exc:  # noqa: BLE001 - reported to the client as this worker's verdict
             self.ready, self.verdict = False, f"its set-up failed: {type(exc).__name__}: {exc}"
         if self.ready:
+            _stop_profiling(worker)
             await worker.set_resources(**{self.resource: 1})
 
     def _check_and_prepare(self, worker) -> tuple[bool, str]:
@@ -144,6 +145,16 @@ class GraderPlugin(WorkerPlugin):
         threads = (f"; it has {self.nthreads} threads but grades one submission at a time: start workers with "
                    "--nworkers N --nthreads 1" if self.nthreads > 1 else "")
         return True, "ready, " + ("isolated by bubblewrap" if isolated else "NOT isolated (no bubblewrap)") + threads
+
+
+def _stop_profiling(worker) -> None:
+    """Stop the worker's statistical profiler (``distributed.worker.profile``: it samples every thread's
+    stack every 10 ms for the dashboard). A grading worker's time is the judge's and the sandbox's;
+    on bench/bench_cluster.py, 2 workers on 2 cores, it cost about 10 ms a submission."""
+    for name in ("profile", "profile-cycle"):
+        callback = worker.periodic_callbacks.pop(name, None)
+        if callback is not None:
+            callback.stop()
 
 
 def _verdict(resource: str, dask_worker=None) -> tuple[bool, str]:
