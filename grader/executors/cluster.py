@@ -157,9 +157,9 @@ def _final_verdicts(client: Client, resource: str, wait: float, workers: list[st
     return verdicts
 
 
-def _ready_workers(client: Client, resource: str) -> int:
-    workers = client.scheduler_info()["workers"].values()
-    return sum(1 for w in workers if w.get("resources", {}).get(resource))
+def _ready_workers(workers: dict, resource: str) -> int:
+    """How many of ``workers`` (``Client.scheduler_info()["workers"]``) hold the batch's resource."""
+    return sum(1 for w in workers.values() if w.get("resources", {}).get(resource))
 
 
 class _OnCluster:
@@ -175,7 +175,7 @@ class _OnCluster:
         self.unseen: dict = {}  # future -> consecutive checks it was on no worker
         self.finished: queue.SimpleQueue = queue.SimpleQueue()  # futures done, put by Dask's callbacks
         self.graded = 0
-        self.workers = _ready_workers(client, resource)
+        self.workers = _ready_workers(client.scheduler_info()["workers"], resource)
 
     def run(self) -> None:
         checked, stalled_since = time.monotonic(), None
@@ -200,8 +200,9 @@ class _OnCluster:
                                   "submissions: the grades so far are kept; --resume grades the rest.")
             if time.monotonic() - checked > 2:
                 checked = time.monotonic()
-                self._announce_new_workers()
-                self.workers = _ready_workers(self.client, self.resource)
+                workers = self.client.scheduler_info()["workers"]  # one call to the scheduler per check
+                self._announce_new_workers(set(workers))
+                self.workers = _ready_workers(workers, self.resource)
                 stalled_since = None if self.workers else (stalled_since or checked)
                 if stalled_since and checked - stalled_since > STALL_SECONDS:
                     raise ClusterLost(f"no Dask worker could grade for {STALL_SECONDS:g} s (all left, or none passed): "
@@ -210,9 +211,9 @@ class _OnCluster:
                     self._resubmit_stranded()
             self._submit_more()
 
-    def _announce_new_workers(self) -> None:
-        """Print the verdict of each worker that joined since (once its set-up has ended)."""
-        joined = set(self.client.scheduler_info()["workers"]) - self.announced
+    def _announce_new_workers(self, workers: set[str]) -> None:
+        """Print the verdict of each of ``workers`` that joined since (once its set-up has ended)."""
+        joined = workers - self.announced
         if not joined:
             return
         with contextlib.suppress(Exception):  # a worker that left again: nothing to say
