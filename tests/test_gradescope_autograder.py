@@ -94,15 +94,15 @@ def test_the_reference_solution_gets_24_of_24_and_the_skeleton_0(bundle, tmp_pat
     assert data["stdout_visibility"] == "hidden"  # the grader's terminal summary names hidden checks
     assert 0 < data["execution_time"] < 120
     tests = data["tests"]
-    assert len(tests) == 31 and sum(t["max_score"] for t in tests) == 24
+    assert len(tests) == 36 and sum(t["max_score"] for t in tests) == 24
     assert all(t["status"] == "passed" and t["score"] == t["max_score"] for t in tests)
     visibility = {t["extra_data"]["check"].split("[")[0]: t["visibility"] for t in tests}
     assert visibility["test_mha_shape"] == "visible" and visibility["test_mha_parity"] == "after_published"
     hidden = [t for t in tests if t["visibility"] == "after_published"]
-    assert sum(t["max_score"] for t in hidden) == 19
+    assert sum(t["max_score"] for t in hidden) == 14.5
     assert {tuple(t["tags"]) for t in tests} == {("attention.py",), ("softmax",), ("layer_norm",), ("gelu",),
                                                  ("multi_head_attention",), ("transformer_block",)}
-    assert data["output"].startswith("Public checks: 5 / 5 points. The 24 hidden checks (19 points) and your "
+    assert data["output"].startswith("Public checks: 9.5 / 9.5 points. The 24 hidden checks (14.5 points) and your "
                                      "total are shown once the grades are published.")
     # Not Gradescope (AUTOGRADER_ROOT proves nothing): bubblewrap isolates the code as everywhere else.
     assert "Your code ran in a sandbox: a separate process with no network" in data["output"]
@@ -110,8 +110,8 @@ def test_the_reference_solution_gets_24_of_24_and_the_skeleton_0(bundle, tmp_pat
     assert "grader exit status: 0" in done.stdout
 
     data, _ = _run_autograder(bundle, tmp_path / "skeleton", ROOT / "exercises" / "exercise3" / "skeleton")
-    assert data["score"] == 0 and len(data["tests"]) == 31
-    assert "Public checks: 0 / 5 points." in data["output"]
+    assert data["score"] == 0 and len(data["tests"]) == 36
+    assert "Public checks: 0 / 9.5 points." in data["output"]
     statuses = {t["extra_data"]["status"] for t in data["tests"]}
     assert statuses == {"passed", "failed", "skipped"}  # gates pass, the rest fail or wait for them
 
@@ -231,7 +231,7 @@ def test_in_gradescope_s_container_a_submission_can_neither_rewrite_its_results_
     assert uids and min(uids) >= 61000  # never root, never the grader's user
     time.sleep(0.5)  # a survivor would have rewritten it by now
     data = json.loads(results.read_text())
-    assert data["score"] == 0 and len(data["tests"]) == 31
+    assert data["score"] == 0 and len(data["tests"]) == 36
     left = [(p.name, state) for p in Path("/proc").iterdir() if p.name.isdigit() and p.stat().st_uid in uids
             and (state := (p / "stat").read_text().rpartition(")")[2].split()[0]) != "Z"]  # Z: dead, not reaped yet
     assert left == []

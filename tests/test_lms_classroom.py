@@ -294,13 +294,13 @@ def test_each_step_passes_on_the_solution_and_those_worth_points_fail_on_the_ske
     # On the skeleton, the steps worth points (each run costs ~3 s of CPU, most of it importing torch; the
     # gates, worth 0, pass there: it loads, imports only NumPy and has the contract's signatures).
     worth_points = [s["with"]["command"] for s in graded if s["with"]["max-score"] > 0]
-    assert len(worth_points) == 4
+    assert len(worth_points) == 9
     runs = [(solved, c) for c in [full, *commands]] + [(skeleton, c) for c in worth_points]
     with ThreadPoolExecutor(2) as pool:  # one queue for both repositories: two CPUs busy to the end
         codes = list(pool.map(lambda run: _run_step(*run, bin_dir), runs))
     assert codes == [0] * (1 + len(commands)) + [1] * len(worth_points)
     summary = json.loads((solved / "grade.json").read_text())
-    assert (summary["score"], summary["max_score"]) == (5, 5)
+    assert (summary["score"], summary["max_score"]) == (9.5, 9.5)
     assert (solved / "reports" / "exercise3.html").is_file()
 
 
