@@ -1,0 +1,277 @@
+"""The attention probes (grader/probes/attention.py) on correct and on broken ``multi_head_attention``.
+
+Correct: the reference solution and a second implementation written differently here (a loop over
+heads, einsum, a -1e9 mask) get no finding from any probe. Broken: every exercise-3 corpus case whose
+mistake is in the attention, and mistakes the corpus lacks (written below as switches of one NumPy
+implementation), get a finding from the right probe naming the right component -- and no finding from
+a probe unrelated to their mistake. The expectations (tables ``CORPUS`` and ``INLINE``) were written
+from the mistakes' definitions before the probes were run.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+from grader import corpus
+from grader.probes import attention as probes
+
+CORPUS_DIR = ROOT / "tests" / "corpus" / "exercise3"
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SOLUTION = _load(ROOT / "solutions" / "exercise3" / "attention.py", "ex3_solution_probes").multi_head_attention
+
+
+def looped(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False):
+    """Correct, written differently: one head at a time, einsum, -1e9 for blocked scores."""
+    B, T, d = x.shape
+    hs = d // n_heads
+    w_q, w_k, w_v = w_qkv[:d], w_qkv[d:2 * d], w_qkv[2 * d:]
+    b_q, b_k, b_v = b_qkv[:d], b_qkv[d:2 * d], b_qkv[2 * d:]
+    heads = []
+    for i in range(n_heads):
+        f = slice(i * hs, (i + 1) * hs)
+        q = np.einsum("btc,hc->bth", x, w_q[f]) + b_q[f]  # (B, T, hs)
+        k = np.einsum("btc,hc->bth", x, w_k[f]) + b_k[f]
+        v = np.einsum("btc,hc->bth", x, w_v[f]) + b_v[f]
+        s = np.einsum("bth,buh->btu", q, k) / np.sqrt(hs)  # (B, T, T)
+        if causal:
+            s = s + np.triu(np.full((T, T), -1e9), 1)
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        heads.append(np.einsum("btu,buh->bth", s / s.sum(axis=-1, keepdims=True), v))
+    return np.concatenate(heads, axis=-1) @ w_out.T + b_out  # (B, T, d)
+
+
+def _softmax(s, axis=-1, eps=0.0):
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / (e.sum(axis=axis, keepdims=True) + eps)
+
+
+def broken(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False, *, m=frozenset()):
+    """Multi-head attention with the mistakes ``m`` (keys of ``INLINE``) switched on; none: correct."""
+    B, T, d = shape = x.shape
+    if "batch_mixed" in m:
+        x = x.reshape(1, B * T, d)  # one sequence of B*T tokens; a causal mask over B*T positions
+        B, T = 1, B * T
+    hs = d // n_heads
+    if m & {"no_qkv_bias", "no_biases"}:
+        b_qkv = np.zeros_like(b_qkv)
+    if "qkv_not_transposed" in m:
+        q, k, v = (x @ w_qkv[i * d:(i + 1) * d] + b_qkv[i * d:(i + 1) * d] for i in range(3))
+    else:
+        q, k, v = np.split(x @ w_qkv.T + b_qkv, 3, axis=-1)  # (B, T, d) each
+    if "heads_no_transpose" in m:
+        q, k, v = (a.reshape(B, T, n_heads, hs) for a in (q, k, v))  # heads attend to heads
+    else:
+        q, k, v = (a.reshape(B, T, n_heads, hs).transpose(0, 2, 1, 3) for a in (q, k, v))  # (B, h, T, hs)
+    if "heads_share_scores" in m:  # one score matrix from all d features, used by every head
+        whole_q, whole_k = (a.transpose(0, 2, 1, 3).reshape(B, T, d) for a in (q, k))  # (B, T, d)
+        att = np.broadcast_to((whole_q @ whole_k.transpose(0, 2, 1))[:, None], (B, n_heads, T, T)) / np.sqrt(hs)
+    else:
+        att = q @ k.swapaxes(-1, -2) / (1.0 if "no_scale" in m else np.sqrt(hs))
+    later = np.triu(np.ones((T, T), dtype=bool), 1)  # True above the diagonal
+    if (causal or "always_causal" in m) and "mask_ignored" not in m:
+        if "mask_inverted" in m:
+            att = np.where(~later, -np.inf, att)  # the meaning of the bool mask inverted: blocks key <= query
+        elif "mask_added" in m:
+            att = att + later  # a 0/1 float mask added (1 = blocked)
+        elif "mask_added_keep" in m:
+            att = att + ~later  # a 0/1 float mask added (1 = may attend)
+        elif "mask_blocks_diagonal_inf" in m:
+            att = np.where(np.triu(np.ones((T, T), dtype=bool)), -np.inf, att)
+        elif "mask_leaks_future" in m:
+            att = np.where(np.triu(np.ones((T, T), dtype=bool), 2), -np.inf, att)  # sees the next token
+        elif "mask_after_softmax" not in m:
+            att = np.where(later, -np.inf, att)
+    att = _softmax(att, eps=1e-6 if "denominator_eps" in m else 0.0)
+    if causal and "mask_after_softmax" in m:
+        att = att * ~later
+    y = att @ v
+    if "heads_no_transpose" in m:
+        y = y.reshape(B, T, d)
+    elif "heads_reverse_order" in m:
+        y = y[:, ::-1].transpose(0, 2, 1, 3).reshape(B, T, d)
+    else:
+        y = y.transpose(0, 2, 1, 3).reshape(B, T, d)
+    if m & {"no_out_bias", "no_biases"}:
+        b_out = np.zeros_like(b_out)
+    y = y @ (w_out if "out_not_transposed" in m else w_out.T) + b_out
+    return y.reshape(shape)
+
+
+# Expectations, written before running the probes. Each case: the findings it must get, as
+# (probe, a substring of the component, a substring of the observation), and the probes allowed to
+# report it (every other probe must find nothing).
+Need = tuple[tuple[str, str, str], ...]
+
+INLINE: dict[str, tuple[Need, set[str]]] = {
+    "no_qkv_bias": ((("biases", "b_qkv (query part), b_qkv (value part)", "ignored"),), {"biases"}),
+    "no_out_bias": ((("biases", "b_out", "ignored"),), {"biases"}),
+    "no_biases": ((("biases", "b_qkv (query part), b_qkv (value part), b_out", "ignored"),), {"biases"}),
+    "out_not_transposed": ((("weight_layout", "output projection W_O", "y @ w_out, not y @ w_out.T"),),
+                           {"weight_layout"}),
+    "qkv_not_transposed": ((("weight_layout", "W_Q, W_K, W_V", "x @ W, not x @ W.T"),), {"weight_layout"}),
+    "heads_reverse_order": ((("head_slots", "order of the heads", "(reversed)"),), {"head_slots"}),
+    "heads_no_transpose": ((("head_slots", "splitting or joining the heads", "no single head's values"),),
+                           {"head_slots"}),
+    "heads_share_scores": ((("head_split", "splitting Q and K into heads", "heads 0, 2, 3 differ"),),
+                           {"head_split"}),
+    "batch_mixed": ((("batch_independence", "batch elements", "batch element 1"),), {"batch_independence"}),
+    "mask_inverted": ((("causality", "causal mask", "the mask is inverted"),), {"causality"}),
+    "mask_added": ((("causality", "causal mask", "see the future"),), {"causality", "attention_weights"}),
+    "mask_added_keep": ((("causality", "causal mask", "see the future"),), {"causality", "attention_weights"}),
+    "mask_blocks_diagonal_inf": ((("self_sight", "causal mask (diagonal)", "token 0 is NaN"),), {"self_sight"}),
+    "denominator_eps": ((("attention_weights", "softmax normalisation",
+                          "token 0's only weight (on itself) is 0.9999990000 = 1 - 1.0e-06"),), {"attention_weights"}),
+    "always_causal": ((("causal_flag", "causal argument", "even when causal=False"),), {"causal_flag"}),
+    "no_scale+no_qkv_bias": ((("attention_weights", "score scale", "(not scaled)"),
+                              ("biases", "b_qkv (query part), b_qkv (value part)", "ignored")),
+                             {"attention_weights", "biases"}),
+    "out_not_transposed+mask_leaks_future": ((("weight_layout", "output projection W_O", "y @ w_out"),
+                                              ("causality", "causal mask", "off by one")),
+                                             {"weight_layout", "causality", "attention_weights"}),
+    "heads_reverse_order+batch_mixed": ((("head_slots", "order of the heads", "reversed"),
+                                         ("batch_independence", "batch elements", "mixes")),
+                                        {"head_slots", "batch_independence"}),
+    "qkv_not_transposed+mask_after_softmax": ((("weight_layout", "W_Q, W_K, W_V", "x @ W"),
+                                               ("attention_weights", "causal mask (after the softmax)",
+                                                "not renormalised")), {"weight_layout", "attention_weights"}),
+}
+
+#: Corpus cases whose mistake is in multi_head_attention (or the softmax it uses).
+CORPUS: dict[str, tuple[Need, set[str]]] = {
+    "float32": ((("precision", "float64 precision", "float32"),), {"precision"}),
+    "heads_wrong_join": ((("head_slots", "splitting or joining the heads", "head 0's values"),), {"head_slots"}),
+    "heads_wrong_order": ((("head_slots", "splitting or joining the heads", "no single head's values"),),
+                          {"head_slots"}),
+    "mask_after_softmax": ((("attention_weights", "causal mask (after the softmax)", "not renormalised"),),
+                           {"attention_weights"}),
+    "mask_blocks_diagonal": ((("self_sight", "causal mask (diagonal)", "hides each token from itself"),),
+                             {"self_sight", "attention_weights"}),
+    "mask_ignored": ((("causal_flag", "causal argument", "ignored"), ("causality", "causal mask", "hides nothing")),
+                     {"causal_flag", "causality", "attention_weights"}),
+    "mask_leaks_future": ((("causality", "causal mask", "off by one"),), {"causality", "attention_weights"}),
+    # with the output projection gone, b_out is gone too: the bias probe says so, truly
+    "no_out_proj": ((("weight_layout", "output projection W_O", "does not go through W_O"),),
+                    {"weight_layout", "biases"}),
+    "no_scale": ((("attention_weights", "score scale", "(not scaled)"),), {"attention_weights"}),
+    "scale_sqrt_d_model": ((("attention_weights", "score scale", "1/sqrt(d_model = 24)"),), {"attention_weights"}),
+    "softmax_wrong_axis": ((("attention_weights", "softmax axis", "over the queries"),), {"attention_weights"}),
+    "unstable_softmax": ((("large_scores", "softmax stability", "NaN or inf"),), {"large_scores"}),
+    # Invisible to probes: np.squeeze changes nothing at the probes' B = 2, T > 1, and a float32 result is
+    # not an array a probe reads (``call`` gives None); the shape/dtype checks report both.
+    "drops_batch_dim": ((), set()),
+    "returns_float32": ((), set()),
+}
+
+CORPUS_CASES = {case.name: case for case in corpus.cases("exercise3")}
+
+
+def _corpus_function(name: str):
+    return _load(CORPUS_DIR / name / "attention.py", f"ex3_probe_case_{name}").multi_head_attention
+
+
+def _inline_function(name: str):
+    return functools.partial(broken, m=frozenset(name.split("+")))
+
+
+def _check(findings, need: Need, allowed: set[str]):
+    by_probe = {f.probe: f for f in findings}
+    assert len(by_probe) == len(findings), findings  # one finding per probe
+    for probe, component, words in need:
+        assert probe in by_probe, f"{probe} found nothing; findings: {findings}"
+        assert component in by_probe[probe].component, by_probe[probe]
+        assert words in by_probe[probe].observation, by_probe[probe]
+    assert set(by_probe) <= allowed, f"unrelated probes reported: {sorted(set(by_probe) - allowed)}: {findings}"
+
+
+@pytest.mark.parametrize("function", [SOLUTION, looped, broken], ids=["solution", "looped", "broken_with_none"])
+@pytest.mark.parametrize("probe", probes.PROBES, ids=lambda p: p.__name__)
+def test_correct_functions_get_no_finding(probe, function):
+    assert probe(function) is None
+
+
+def test_correct_implementations_agree():
+    """The test's own implementations are correct: they agree with the reference solution."""
+    rng = np.random.default_rng(0)
+    x, w, b, wo, bo = rng.normal(size=(2, 5, 12)), rng.normal(size=(36, 12)), rng.normal(size=36), \
+        rng.normal(size=(12, 12)), rng.normal(size=12)
+    for causal in (False, True):
+        want = SOLUTION(x, w, b, wo, bo, 3, causal=causal)
+        np.testing.assert_allclose(looped(x, w, b, wo, bo, 3, causal=causal), want, atol=1e-12)
+        np.testing.assert_allclose(broken(x, w, b, wo, bo, 3, causal=causal), want, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(INLINE))
+def test_inline_mistake_is_found_by_its_probe_only(name):
+    need, allowed = INLINE[name]
+    _check(probes.run(_inline_function(name)), need, allowed)
+
+
+#: Corpus cases whose multi_head_attention is the reference's (the mistake is in the block, layer_norm,
+#: gelu, softmax's axis argument, which attention does not use, or an import).
+OUTSIDE = {"block_causal_ignored", "erf_gelu", "imports_torch", "layer_norm_eps_outside_sqrt", "layer_norm_no_affine",
+           "layer_norm_unbiased_variance", "no_attn_residual", "no_layer_norm", "no_mlp_residual", "no_residual",
+           "post_norm", "relu_gelu", "sigmoid_gelu", "softmax_axis_ignored"}
+
+
+def test_corpus_tables_cover_every_case():
+    """A new corpus case must be put in CORPUS or OUTSIDE (a decision, not a default)."""
+    assert set(CORPUS) | OUTSIDE == set(CORPUS_CASES)
+    assert not set(CORPUS) & OUTSIDE
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_corpus_attention_mistake_is_found_by_its_probe_only(name):
+    need, allowed = CORPUS[name]
+    _check(probes.run(_corpus_function(name)), need, allowed)
+
+
+@pytest.mark.parametrize("name", sorted(OUTSIDE))
+def test_corpus_case_with_correct_attention_gets_no_finding(name):
+    """Block, layer-norm, GELU, softmax-axis and import cases: their attention is correct."""
+    assert probes.run(_corpus_function(name)) == []
+
+
+@pytest.mark.parametrize("function, n_calls", [(SOLUTION, 38), (_inline_function("no_scale+mask_inverted"), 39)],
+                         ids=["solution", "nan_with_causal"])
+def test_run_is_deterministic_and_within_its_call_budget(function, n_calls):
+    """38 calls; up to 2 more when causal=True gives NaN (the batch probe then retries with causal=False)."""
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return function(*args, **kwargs)
+
+    first = probes.run(counted)
+    assert len(calls) == n_calls
+    assert probes.run(counted) == first
+
+
+def test_garbage_results_give_no_finding():
+    """A function that raises, or returns the wrong shape, dtype or NaN everywhere, finds nothing."""
+    def raises(*args, **kwargs):
+        raise ValueError("no")
+
+    def wrong_shape(x, *args, **kwargs):
+        return np.zeros(x.shape[1:])
+
+    def as_float32(*args, **kwargs):
+        return SOLUTION(*args, **kwargs).astype(np.float32)
+
+    def nan(x, *args, **kwargs):
+        return np.full(x.shape, np.nan)
+
+    for function in (raises, wrong_shape, as_float32, nan):
+        assert probes.run(function) == []
