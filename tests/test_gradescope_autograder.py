@@ -94,7 +94,7 @@ def test_the_reference_solution_gets_24_of_24_and_the_skeleton_0(bundle, tmp_pat
     assert data["stdout_visibility"] == "hidden"  # the grader's terminal summary names hidden checks
     assert 0 < data["execution_time"] < 120
     tests = data["tests"]
-    assert len(tests) == 36 and sum(t["max_score"] for t in tests) == 24
+    assert len(tests) == 39 and sum(t["max_score"] for t in tests) == 24
     assert all(t["status"] == "passed" and t["score"] == t["max_score"] for t in tests)
     visibility = {t["extra_data"]["check"].split("[")[0]: t["visibility"] for t in tests}
     assert visibility["test_mha_shape"] == "visible" and visibility["test_mha_parity"] == "after_published"
@@ -110,7 +110,7 @@ def test_the_reference_solution_gets_24_of_24_and_the_skeleton_0(bundle, tmp_pat
     assert "grader exit status: 0" in done.stdout
 
     data, _ = _run_autograder(bundle, tmp_path / "skeleton", ROOT / "exercises" / "exercise3" / "skeleton")
-    assert data["score"] == 0 and len(data["tests"]) == 36
+    assert data["score"] == 0 and len(data["tests"]) == 39
     assert "Public checks: 0 / 9.5 points." in data["output"]
     statuses = {t["extra_data"]["status"] for t in data["tests"]}
     assert statuses == {"passed", "failed", "skipped"}  # gates pass, the rest fail or wait for them
@@ -231,7 +231,7 @@ def test_in_gradescope_s_container_a_submission_can_neither_rewrite_its_results_
     assert uids and min(uids) >= 61000  # never root, never the grader's user
     time.sleep(0.5)  # a survivor would have rewritten it by now
     data = json.loads(results.read_text())
-    assert data["score"] == 0 and len(data["tests"]) == 36
+    assert data["score"] == 0 and len(data["tests"]) == 39
     left = [(p.name, state) for p in Path("/proc").iterdir() if p.name.isdigit() and p.stat().st_uid in uids
             and (state := (p / "stat").read_text().rpartition(")")[2].split()[0]) != "Z"]  # Z: dead, not reaped yet
     assert left == []

@@ -63,11 +63,20 @@ def test_contract_signatures(submission):
         raise CheckFailure("; ".join(problems) + ".")
 
 
-def _check_case(submission, name: str, what: str) -> None:
-    """Call the student's function on stored case ``name`` and compare with PyTorch's stored answer."""
+def _check_case(submission, probes, name: str, what: str) -> None:
+    """Call the student's function on stored case ``name`` and compare with PyTorch's stored answer; on a
+    mismatch name the stored mistake it matches, or else give the probes' findings for the function."""
     case = cases.case(name)
     got = case.call(getattr(submission, case.function))
-    expect_array(got, case.expected, what=what, atol=ATOL, mistakes=case.known_mistakes())
+    expect_array(got, case.expected, what=what, atol=ATOL, mistakes=case.known_mistakes(),
+                 findings=probes.sentences(case.function, submission))
+
+
+def _report(found) -> None:
+    """Fail a probe check with its findings (each names a component and what was observed)."""
+    if found:
+        raise CheckFailure(f"The probes found {len(found)} problem(s) by comparing your function with itself.",
+                           "; ".join(f.observation for f in found))
 
 
 def _check_layout(submission, name: str, what: str) -> None:
@@ -111,26 +120,26 @@ def test_softmax_small(submission):
 @pytest.mark.check(points=1, depends=GATES,
                    hint="Use the axis you are given for the max and the sum (keepdims=True), and subtract the "
                         "maximum before exp so that large inputs cannot overflow.")
-def test_softmax_cases(submission):
+def test_softmax_cases(submission, probes):
     """softmax matches torch.softmax on a (3, 4, 5) input along axes -1, 0 and 1, and on inputs of size ~1000."""
     for name, axis in (("softmax_last", -1), ("softmax_axis0", 0), ("softmax_axis1", 1)):
-        _check_case(submission, name, f"softmax(x of shape (3, 4, 5), axis={axis})")
-    _check_case(submission, "softmax_large", "softmax(1000 * x)")
+        _check_case(submission, probes, name, f"softmax(x of shape (3, 4, 5), axis={axis})")
+    _check_case(submission, probes, "softmax_large", "softmax(1000 * x)")
 
 
 @pytest.mark.check(points=1, depends=GATES,
                    hint="Mean and biased variance over the last axis; eps goes inside the square root; "
                         "then scale by weight and shift by bias.")
-def test_layer_norm_case(submission):
+def test_layer_norm_case(submission, probes):
     """layer_norm matches torch.nn.functional.layer_norm, including two rows with a tiny variance."""
-    _check_case(submission, "layer_norm", "layer_norm(x of shape (2, 4, 10), weight, bias, eps=1e-5)")
+    _check_case(submission, probes, "layer_norm", "layer_norm(x of shape (2, 4, 10), weight, bias, eps=1e-5)")
 
 
 @pytest.mark.check(points=0.5, depends=GATES,
                    hint="Use the tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).")
-def test_gelu_case(submission):
+def test_gelu_case(submission, probes):
     """gelu matches torch's GELU with the tanh approximation (as GPT-2)."""
-    _check_case(submission, "gelu", "gelu(x of shape (5, 7))")
+    _check_case(submission, probes, "gelu", "gelu(x of shape (5, 7))")
 
 
 @pytest.mark.check(points=1, depends=GATES,
@@ -143,18 +152,18 @@ def test_mha_shape(submission):
 @pytest.mark.check(points=2, depends=["test_mha_shape"],
                    hint="Q, K, V come from one x @ w_qkv.T + b_qkv; scale scores by 1/sqrt(d_head); "
                         "end with the output projection w_out.")
-def test_mha_matches_torch_small(submission):
+def test_mha_matches_torch_small(submission, probes):
     """multi_head_attention matches torch.nn.MultiheadAttention on one small case (B=2, T=5, d=12, h=3)."""
-    _check_case(submission, "mha", _mha_call("mha"))
+    _check_case(submission, probes, "mha", _mha_call("mha"))
 
 
 @pytest.mark.check(points=1, depends=["test_mha_shape"],
                    hint="With causal=True, set the scores of later tokens (key index > query index) to -inf "
                         "before the softmax; subtract the row maximum of the scores before exp.")
-def test_mha_causal_case(submission):
+def test_mha_causal_case(submission, probes):
     """multi_head_attention matches torch.nn.MultiheadAttention with a causal mask, also on inputs x1000."""
     for name in ("mha_causal", "mha_causal_large"):
-        _check_case(submission, name, _mha_call(name))
+        _check_case(submission, probes, name, _mha_call(name))
 
 
 @pytest.mark.check(points=1, depends=GATES, hint="Each half of the block adds its result to x (the residual stream).")
@@ -167,7 +176,32 @@ def test_block_shape(submission):
                    hint="Fix the checks of layer_norm, gelu and multi_head_attention first if any fail (the block "
                         "uses them). Then: pre-norm, x = x + attn(ln1(x)); x = x + mlp(ln2(x)), with the tanh GELU "
                         "in the MLP, and causal passed on to the attention.")
-def test_block_case(submission):
+def test_block_case(submission, probes):
     """transformer_block matches the reference torch pre-norm block, causal and not."""
     for name in ("block_causal", "block"):
-        _check_case(submission, name, _block_call(name))
+        _check_case(submission, probes, name, _block_call(name))
+
+
+# ------------------------------------------------------------------------------------- probes (0 points)
+# Each compares your function with itself on designed inputs (grader/probes): it names the part at fault
+# with what was observed, and costs nothing: the value checks above and the hidden ones hold the points.
+
+@pytest.mark.check(points=0, depends=GATES, hint="Each finding names the part of the function at fault.")
+def test_small_functions_behaviour(submission, probes):
+    """softmax, layer_norm and gelu behave as they must (rows sum to 1, shift invariance, mean 0 and the
+    biased variance, weight and bias applied, eps used as given)."""
+    _report([f for kind in ("softmax", "layer_norm", "gelu") for f in probes.findings(kind, submission)])
+
+
+@pytest.mark.check(points=0, depends=["test_mha_shape"], hint="Each finding names the part of the attention at fault.")
+def test_mha_behaviour(submission, probes):
+    """multi_head_attention behaves as attention must: causal mask, batch independence, biases, weight layout,
+    heads split and joined in order, attention weights that sum to 1 with the 1/sqrt(d_head) scale."""
+    _report(probes.findings("multi_head_attention", submission))
+
+
+@pytest.mark.check(points=0, depends=["test_block_shape"], hint="Each finding names the part of the block at fault.")
+def test_block_behaviour(submission, probes):
+    """transformer_block behaves as a pre-norm block must: the residual stream carries x through, layer norms
+    before each sub-layer, the MLP and its activation, causal passed on, batch elements kept apart."""
+    _report(probes.findings("transformer_block", submission))
