@@ -34,29 +34,31 @@ def _case_id(case):
 
 @pytest.mark.check(points=0.5, depends=GATES, hint="Normalise along the axis you are given, not always the last one.")
 @pytest.mark.parametrize("axis", [-1, 0, 1])
-def test_softmax_matches_torch(submission, rng, axis):
+def test_softmax_matches_torch(submission, probes, rng, axis):
     """softmax matches torch.softmax along the given axis."""
     x = 2.5 * rng.standard_normal((3, 4, 5)) + 0.7
     expected = torch.softmax(torch.from_numpy(x), dim=axis).numpy()
     expect_array(submission.softmax(x, axis=axis), expected, what=f"softmax(x of shape (3, 4, 5), axis={axis})",
                  atol=ATOL, mistakes=simple_mistakes(mistakes.SOFTMAX_MISTAKES,
-                                                     lambda k: mistakes.softmax_variant(x, axis, mistake=k)))
+                                                     lambda k: mistakes.softmax_variant(x, axis, mistake=k)),
+                 findings=probes.sentences("softmax", submission))
 
 
 @pytest.mark.check(points=0.5, depends=GATES, hint="Subtract the maximum along the axis before exp.")
-def test_softmax_large_inputs(submission, rng):
+def test_softmax_large_inputs(submission, probes, rng):
     """softmax stays finite and correct on inputs of magnitude ~1000."""
     x = 1000.0 * rng.standard_normal((4, 6))
     expected = torch.softmax(torch.from_numpy(x), dim=-1).numpy()
     expect_array(submission.softmax(x), expected, what="softmax(1000 * x)", atol=ATOL,
                  mistakes=simple_mistakes(mistakes.SOFTMAX_MISTAKES,
-                                          lambda k: mistakes.softmax_variant(x, -1, mistake=k)))
+                                          lambda k: mistakes.softmax_variant(x, -1, mistake=k)),
+                 findings=probes.sentences("softmax", submission))
 
 
 @pytest.mark.check(points=1, depends=GATES,
                    hint="Mean and biased variance over the last axis; eps goes inside the square root; "
                         "then scale by weight and shift by bias.")
-def test_layer_norm_matches_torch(submission, rng):
+def test_layer_norm_matches_torch(submission, probes, rng):
     """layer_norm matches torch.nn.functional.layer_norm, including rows with a tiny variance."""
     d = 10
     x = 1.5 + 3.0 * rng.standard_normal((2, 4, d))
@@ -66,23 +68,25 @@ def test_layer_norm_matches_torch(submission, rng):
                             eps=1e-5).numpy()
     expect_array(submission.layer_norm(x, weight, bias, eps=1e-5), expected, what="layer_norm(x, weight, bias)",
                  atol=ATOL, mistakes=simple_mistakes(
-                     mistakes.LAYER_NORM_MISTAKES, lambda k: mistakes.layer_norm_variant(x, weight, bias, 1e-5, k)))
+                     mistakes.LAYER_NORM_MISTAKES, lambda k: mistakes.layer_norm_variant(x, weight, bias, 1e-5, k)),
+                 findings=probes.sentences("layer_norm", submission))
 
 
 @pytest.mark.check(points=0.5, depends=GATES, hint="Use the tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).")
-def test_gelu_matches_torch(submission, rng):
+def test_gelu_matches_torch(submission, probes, rng):
     """gelu matches torch's GELU with the tanh approximation (as GPT-2)."""
     x = 3.0 * rng.standard_normal((5, 7))
     expected = F.gelu(torch.from_numpy(x), approximate="tanh").numpy()
     expect_array(submission.gelu(x), expected, what="gelu(x)", atol=ATOL,
-                 mistakes=simple_mistakes(mistakes.GELU_MISTAKES, lambda k: mistakes.gelu_variant(x, k)))
+                 mistakes=simple_mistakes(mistakes.GELU_MISTAKES, lambda k: mistakes.gelu_variant(x, k)),
+                 findings=probes.sentences("gelu", submission))
 
 
 @pytest.mark.check(points=0.5, depends=["test_mha_shape"],
                    hint="Reshape (B, T, d) -> (B, T, h, d_head) -> transpose to (B, h, T, d_head); "
                         "scale by 1/sqrt(d_head); mask before softmax; join heads; apply w_out.")
 @pytest.mark.parametrize("case", MHA_CASES, ids=_case_id)
-def test_mha_parity(submission, rng, case):
+def test_mha_parity(submission, probes, rng, case):
     """multi_head_attention matches torch.nn.MultiheadAttention with the same weights."""
     B, T, d, h, causal = case
     weights = reference.random_attention_weights(d, h, torch_seed(rng))
@@ -90,12 +94,13 @@ def test_mha_parity(submission, rng, case):
     got = submission.multi_head_attention(x, *weights, n_heads=h, causal=causal)
     expect_array(got, reference.multi_head_attention(x, *weights, n_heads=h, causal=causal), atol=ATOL,
                  what=f"multi_head_attention(B={B}, T={T}, d_model={d}, n_heads={h}, causal={causal})",
-                 mistakes=mha_mistakes(x, weights, h, causal))
+                 mistakes=mha_mistakes(x, weights, h, causal),
+                 findings=probes.sentences("multi_head_attention", submission))
 
 
 @pytest.mark.check(points=1, depends=["test_mha_shape"],
                    hint="Subtract the row maximum of the scores before exp, and keep everything float64.")
-def test_mha_large_inputs(submission, rng):
+def test_mha_large_inputs(submission, probes, rng):
     """multi_head_attention stays finite and exact on inputs scaled x1000 (causal)."""
     B, T, d, h = 2, 6, 16, 4
     weights = reference.random_attention_weights(d, h, torch_seed(rng))
@@ -103,7 +108,8 @@ def test_mha_large_inputs(submission, rng):
     got = submission.multi_head_attention(x, *weights, n_heads=h, causal=True)
     expect_array(got, reference.multi_head_attention(x, *weights, n_heads=h, causal=True), atol=ATOL,
                  what=f"multi_head_attention(1000 * x, n_heads={h}, causal=True)",
-                 mistakes=mha_mistakes(x, weights, h, causal=True))
+                 mistakes=mha_mistakes(x, weights, h, causal=True),
+                 findings=probes.sentences("multi_head_attention", submission))
 
 
 @pytest.mark.check(points=0.75, depends=["test_block_shape"],
@@ -111,7 +117,7 @@ def test_mha_large_inputs(submission, rng):
                         "uses them). Then: pre-norm, x = x + attn(ln1(x)); x = x + mlp(ln2(x)), with the tanh GELU "
                         "in the MLP.")
 @pytest.mark.parametrize("case", BLOCK_CASES, ids=_case_id)
-def test_block_parity(submission, rng, case):
+def test_block_parity(submission, probes, rng, case):
     """transformer_block matches the reference torch pre-norm block with the same weights."""
     B, T, d, h, causal = case
     params = reference.random_block_params(d, h, torch_seed(rng))
@@ -119,18 +125,20 @@ def test_block_parity(submission, rng, case):
     got = submission.transformer_block(x, params, n_heads=h, causal=causal)
     expect_array(got, reference.transformer_block(x, params, n_heads=h, causal=causal), atol=ATOL,
                  what=f"transformer_block(B={B}, T={T}, d_model={d}, n_heads={h}, causal={causal})",
-                 mistakes=block_mistakes(x, params, h, causal))
+                 mistakes=block_mistakes(x, params, h, causal),
+                 findings=probes.sentences("transformer_block", submission))
 
 
 @pytest.mark.check(points=1, depends=["test_block_shape"],
                    hint="Fix the checks of layer_norm, gelu and multi_head_attention first if any fail (the block "
                         "uses them). The residual stream carries large values through unchanged; layer norm handles "
                         "the scale.")
-def test_block_large_inputs(submission, rng):
+def test_block_large_inputs(submission, probes, rng):
     """transformer_block stays finite and exact on inputs scaled x1000."""
     B, T, d, h = 2, 5, 16, 4
     params = reference.random_block_params(d, h, torch_seed(rng))
     x = 1000.0 * draw_x(rng, B, T, d)
     got = submission.transformer_block(x, params, n_heads=h, causal=True)
     expect_array(got, reference.transformer_block(x, params, n_heads=h, causal=True), atol=ATOL,
-                 what="transformer_block(1000 * x, causal=True)", mistakes=block_mistakes(x, params, h, True))
+                 what="transformer_block(1000 * x, causal=True)", mistakes=block_mistakes(x, params, h, True),
+                 findings=probes.sentences("transformer_block", submission))
