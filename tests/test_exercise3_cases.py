@@ -34,6 +34,8 @@ SPECS = {
     "layer_norm": ("layer_norm", (2, 4, 10), {"eps": 1e-5}, 3.0),
     "gelu": ("gelu", (5, 7), {}, 3.0),
     "mha": ("multi_head_attention", (2, 5, 12, 3), {"causal": False}, 1.7),
+    "mha_b1": ("multi_head_attention", (1, 4, 8, 2), {"causal": False}, 1.7),   # B = 1: np.squeeze shows
+    "mha_t1": ("multi_head_attention", (3, 1, 8, 4), {"causal": True}, 1.7),    # T = 1
     "mha_causal": ("multi_head_attention", (2, 6, 16, 4), {"causal": True}, 1.7),
     "mha_causal_large": ("multi_head_attention", (2, 6, 16, 4), {"causal": True}, 1700.0),
     "block_causal": ("transformer_block", (2, 5, 12, 3), {"causal": True}, 1.7),

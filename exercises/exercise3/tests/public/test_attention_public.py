@@ -153,8 +153,9 @@ def test_mha_shape(submission):
                    hint="Q, K, V come from one x @ w_qkv.T + b_qkv; scale scores by 1/sqrt(d_head); "
                         "end with the output projection w_out.")
 def test_mha_matches_torch_small(submission, probes):
-    """multi_head_attention matches torch.nn.MultiheadAttention on one small case (B=2, T=5, d=12, h=3)."""
-    _check_case(submission, probes, "mha", _mha_call("mha"))
+    """multi_head_attention matches torch.nn.MultiheadAttention on small cases (B=2, T=5, d=12, h=3; B=1; T=1)."""
+    for name in ("mha", "mha_b1", "mha_t1"):
+        _check_case(submission, probes, name, _mha_call(name))
 
 
 @pytest.mark.check(points=1, depends=["test_mha_shape"],
