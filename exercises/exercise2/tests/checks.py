@@ -1,28 +1,39 @@
-"""Shared pieces of exercise 2's public and hidden checks (judge side, trusted).
-
-The known mistakes' formulas (``hidden/mistakes.py``) are imported when present: in a student's copy
-(no ``tests/hidden``) the public checks still run, without naming mistakes.
+"""Shared pieces of exercise 2's public and hidden checks (judge side, and shipped in the student bundle).
 
 A count must be a whole number: a Python ``int`` or a NumPy integer. A ``float`` fails even when its value
 is a whole number (``1234.0``): the contract says ``-> int`` and a count has no fractional part, so the
 feedback says whether the value was right and to use ``//`` or ``int(...)``. ``bool``, ``str``, ``None``
 and anything else fail with a message that says what was returned. Counts are compared exactly.
+
+What a wrong count is told, in this order:
+
+- the numbers (the count, torch's, the difference);
+- what the student's own function does when one argument changes, where that breaks a property of
+  every correct count (``properties.py``: no reference needed, so the bundle shows it too);
+- the likely mistake (the diagnosis): a known mistake's name, decided on several configurations
+  (``hidden/naming.py``, judge only: its formulas give the answer away); else, when it was measured, that
+  the count changes with n_heads (:data:`HEADS_NOTE`) or not with d_model (:data:`FIXED_NOTE`).
+
+The public checks' expected counts are stored (``stored_counts.toml``, written and checked against the
+torch reference by the grader's own tests), so that neither the reference nor any hidden number ships.
 """
 from __future__ import annotations
 
 import math
+import tomllib
+from pathlib import Path
 
 import numpy as np
 
-from exercises.exercise2.tests import reference
+from exercises.exercise2.tests import properties
 from grader.plugin import CheckFailure
 from grader.sandbox import SubmissionError
 from grader.sandbox.wire import Unsupported
 
 try:  # the mistakes' formulas hold the answer, so they are judge-only (tests/hidden is not released)
-    from exercises.exercise2.tests.hidden import mistakes
-except ImportError:  # a student's copy: public checks run without naming mistakes
-    mistakes = None
+    from exercises.exercise2.tests.hidden import naming
+except ImportError:  # a student's copy: the checks run and show the properties, without naming mistakes
+    naming = None
 
 #: Test functions every behavioural check depends on.
 GATES = ["test_module_loads", "test_uses_no_ml_library"]
@@ -32,19 +43,24 @@ FUNCTIONS = {
     "block_params": ["d_model", "n_heads", "mlp_ratio", "bias", "layer_norm"],
     "gpt_params": ["vocab_size", "n_ctx", "d_model", "n_layer", "n_heads", "mlp_ratio", "tied"],
 }
-#: |MLP_SHARE - truth| allowed (a float written as 2/3 or 8/12 is within 1e-16).
+#: The contract's defaults.
+DEFAULTS = {"block_params": dict(mlp_ratio=4, bias=False, layer_norm=False),
+            "gpt_params": dict(mlp_ratio=4, tied=True)}
+#: |MLP_SHARE - truth| allowed (a float written as a fraction such as 2/3 is within 1e-16).
 SHARE_ATOL = 1e-9
+#: The public checks' expected counts (see the module's doc).
+STORED_COUNTS = Path(__file__).with_name("stored_counts.toml")
 
-#: Said when a wrong count changes with n_heads and no known mistake's formula matches it.
+#: Said when no known mistake is named and the student's count was measured to change with n_heads.
 HEADS_NOTE = (
     "your count changes with n_heads, but the number of heads does not change the count: the heads split "
     "d_model into n_heads slices of d_model / n_heads, so W_Q, W_K, W_V and W_O stay d_model x d_model in total"
 )
 
-#: Said when a function returns the lesson's count for another configuration (a typed-in number).
+#: Said when no known mistake is named and the student's count was measured not to change with d_model.
 FIXED_NOTE = (
-    "this is the count for the lesson's configuration, not for the one asked: the function must compute the "
-    "count from its arguments (d_model, n_heads, mlp_ratio, ...), not return a fixed number"
+    "your function returns the same count whatever d_model is: it must compute the count from its arguments "
+    "(d_model, n_heads, mlp_ratio, ...), not return a fixed number"
 )
 
 
@@ -71,7 +87,7 @@ def as_count(got, what: str, expected: int, *, constant: bool = False) -> int:
 
     Args:
         got: the value from the sandbox (JSON number, NumPy scalar, str, None, ``Unsupported``, ...).
-        what: the call or constant in words, e.g. ``"block_params(768, 12)"``.
+        what: the call or constant in words, e.g. ``"block_params(40, 5)"``.
         expected: torch's count, to say whether a float had the right value.
         constant: ``got`` is a constant (changes the advice for None).
     """
@@ -109,69 +125,76 @@ def as_share(got, what: str) -> float:
         shown = f"a NumPy array of shape {got.shape}"
     else:
         shown = "None" if got is None else f"the {type(got).__name__} {got!r}"[:60]
-    raise CheckFailure(f"{what} is {shown}; expected one number between 0 and 1 (a float such as 8 / 12).")
+    raise CheckFailure(f"{what} is {shown}; expected one number between 0 and 1 (a float such as 3 / 4).")
 
 
-def diagnose_count(got: int, variants: list[tuple[str, int]]) -> str:
-    """The message of the known mistake whose formula gives exactly ``got`` ("" when none does).
+def stored_count(function: str, config: dict) -> int:
+    """Torch's count for ``function(**config)`` (defaults filled in) from :data:`STORED_COUNTS`.
 
-    ``variants`` are ``(message, count)`` pairs in order of preference; when two different mistakes give
-    the same number, both are named.
+    Raises:
+        KeyError: the configuration is not stored (rewrite the file: see tests/test_exercise2.py).
     """
-    found: list[str] = []
-    for message, value in variants:
-        if value == got and message not in found:
-            found.append(message)
-    return found[0] if len(found) == 1 else " -- or -- ".join(found[:2])
+    with STORED_COUNTS.open("rb") as f:
+        stored = tomllib.load(f)
+    full = {**DEFAULTS[function], **config}
+    for entry in stored.get(function, []):
+        if entry["config"] == full:
+            return int(entry["count"])
+    raise KeyError(f"no stored count for {function}({call_text(config)}) in {STORED_COUNTS.name}")
 
 
-def block_variants(config: dict) -> list[tuple[str, int]]:
-    """Every known wrong block count for ``config`` (keyword arguments of ``block_params``); [] without them."""
-    if mistakes is None:
-        return []
-    return [(message, mistakes.block_variant(**config, mistake=key))
-            for key, message in mistakes.BLOCK_MISTAKES.items()]
+def own_counts(submission, function: str) -> properties.Own:
+    """The student's ``function`` as ``own(config) -> int | None`` (None: the call failed or returned no
+    whole number), each configuration called once."""
+    seen: dict[tuple, int | None] = {}
+
+    def own(config: dict) -> int | None:
+        key = tuple(sorted(config.items()))
+        if key not in seen:
+            try:
+                got = getattr(submission, function)(**config)
+            except SubmissionError:
+                got = None
+            seen[key] = int(got) if isinstance(got, (int, np.integer)) and not isinstance(got, bool) else None
+        return seen[key]
+
+    return own
 
 
-def gpt_variants(config: dict) -> list[tuple[str, int]]:
-    """Every known wrong GPT count for ``config`` (keyword arguments of ``gpt_params``); [] without them."""
-    if mistakes is None:
-        return []
-    return [(mistakes.gpt_message(key), mistakes.gpt_variant(**config, mistake=key))
-            for key in mistakes.gpt_mistake_keys()]
-
-
-def _call(config: dict) -> str:
+def call_text(config: dict) -> str:
+    """``config`` as keyword arguments, e.g. ``d_model=40, n_heads=5``."""
     return ", ".join(f"{k}={v!r}" for k, v in config.items())
 
 
-def other_heads(d_model: int, n_heads: int) -> int:
-    """A different valid number of heads for ``d_model`` (1, or d_model when n_heads is 1)."""
-    return 1 if n_heads != 1 else d_model
+def explain(submission, function: str, config: dict, got: int, own_here: bool = True) -> tuple[str, str, dict]:
+    """What to tell a student whose ``function(**config)`` returned the wrong count ``got``.
 
+    Args:
+        own_here: ``got`` is what the student's function returns at ``config`` (False for a constant that
+            differs from it: then only its one number can name a mistake).
 
-def heads_note(submission, function: str, config: dict, got: int) -> str:
-    """:data:`HEADS_NOTE` when the student's count changes with ``n_heads``, else ""."""
-    other = dict(config, n_heads=other_heads(config["d_model"], config["n_heads"]))
-    if other["n_heads"] == config["n_heads"]:
-        return ""
-    try:
-        again = getattr(submission, function)(**other)
-    except SubmissionError:
-        return ""
-    if isinstance(again, (int, np.integer)) and not isinstance(again, bool) and int(again) != got:
-        return HEADS_NOTE + f" ({function}(..., n_heads={other['n_heads']}) gives {int(again):,})"
-    return ""
-
-
-def fixed_note(function: str, got: int) -> str:
-    """:data:`FIXED_NOTE` when ``got`` is torch's count for one of the lesson's configurations."""
+    Returns:
+        (findings, diagnosis, details): the broken properties in sentences (""), the likely mistake
+        (module doc; ""), and ``{"mistakes": keys}`` when a known mistake is named.
+    """
+    own = own_counts(submission, function)
+    if not own_here:
+        candidate = naming.name_count(function, config, got) if naming else None
+        return "", candidate.message if candidate else "", {"mistakes": list(candidate.keys)} if candidate else {}
     if function == "block_params":
-        lesson = {reference.block_count(**reference.LESSON_BLOCK, bias=b, layer_norm=n)
-                  for b in (False, True) for n in (False, True)}
+        found = properties.block_findings(own, config)
     else:
-        lesson = {reference.gpt_count(**dict(reference.GPT2_SMALL, tied=t)) for t in (False, True)}
-    return FIXED_NOTE if got in lesson else ""
+        found = properties.gpt_findings(own, own_counts(submission, "block_params"), config)
+    findings = "What your function does: " + ". ".join(f.observation for f in found) + "." if found else ""
+    candidate = None
+    if naming is not None:
+        block_own = own_counts(submission, "block_params") if function == "gpt_params" else None
+        candidate = naming.name_function(function, config, got, own, block_own)
+    if candidate is not None:
+        return findings, candidate.message, {"mistakes": list(candidate.keys)}
+    probes = {f.probe for f in found}
+    note = FIXED_NOTE if "fixed" in probes else HEADS_NOTE if "heads" in probes else ""
+    return findings, note, {"notes": ["fixed" if note == FIXED_NOTE else "heads"]} if note else {}
 
 
 def expect_function_count(submission, function: str, config: dict, expected: int, *, positional: bool = False):
@@ -184,44 +207,38 @@ def expect_function_count(submission, function: str, config: dict, expected: int
         positional: pass the arguments by position instead of by name.
 
     Raises:
-        CheckFailure: wrong type or value, with the mistake the number matches (or the heads note).
+        CheckFailure: wrong type or value, with the properties it breaks and the likely mistake.
     """
     args = list(config.values()) if positional else []
     kwargs = {} if positional else dict(config)
-    what = f"{function}({', '.join(map(repr, args))})" if positional else f"{function}({_call(config)})"
+    what = f"{function}({', '.join(map(repr, args))})" if positional else f"{function}({call_text(config)})"
     got = as_count(getattr(submission, function)(*args, **kwargs), what, expected)
     if got == expected:
         return
-    variants = block_variants(config) if function == "block_params" else gpt_variants(config)
-    diagnosis = (diagnose_count(got, variants) or fixed_note(function, got)
-                 or heads_note(submission, function, config, got))
+    findings, diagnosis, details = explain(submission, function, config, got)
     raise CheckFailure(f"{what} returned {got:,}; torch counts {expected:,} parameters for this configuration "
-                       f"(off by {got - expected:+,}).", diagnosis, {"expected": expected, "got": got})
+                       f"(off by {got - expected:+,}).{' ' + findings if findings else ''}", diagnosis,
+                       {"expected": expected, "got": got, **details})
 
 
-def expect_constant_count(submission, name: str, expected: int, variants: list[tuple[str, int]], what: str,
-                          function: str, config: dict) -> None:
-    """Fail unless the constant ``name`` is exactly torch's count ``expected``.
+def expect_constant_count(submission, name: str, expected: int, what: str, function: str, config: dict) -> None:
+    """Fail unless the constant ``name`` is exactly torch's count ``expected`` (judge side: hidden checks).
 
     When it is wrong but the student's own ``function(**config)`` gives the right number, the feedback says
-    so (update the constant). When no formula matches and the constant is what the student's function gives,
-    the heads note is added if that function's count changes with ``n_heads``.
+    so (update the constant). When the constant is what that function returns, the function is diagnosed
+    as a failing call would be; otherwise only the constant's one number can name a mistake.
     """
     got = as_count(read_constant(submission, name), name, expected, constant=True)
     if got == expected:
         return
     feedback = f"{name} = {got:,}; torch counts {expected:,} parameters for {what} (off by {got - expected:+,})."
-    try:
-        own = getattr(submission, function)(**config)
-    except SubmissionError:
-        own = None
-    own = int(own) if isinstance(own, (int, np.integer)) and not isinstance(own, bool) else None
+    own = own_counts(submission, function)(config)
     if own == expected:
-        feedback += f" Your own {function}({_call(config)}) gives the right number: use it for {name}."
-    diagnosis = diagnose_count(got, variants)
-    if not diagnosis and own == got:  # the constant comes from the function: does the function vary with heads?
-        diagnosis = heads_note(submission, function, config, got)
-    raise CheckFailure(feedback, diagnosis, {"expected": expected, "got": got})
+        feedback += f" Your own {function}({call_text(config)}) gives the right number: use it for {name}."
+    findings, diagnosis, details = explain(submission, function, config, got, own_here=own == got)
+    if findings:
+        feedback += f" It is what your {function}({call_text(config)}) returns. {findings}"
+    raise CheckFailure(feedback, diagnosis, {"expected": expected, "got": got, **details})
 
 
 def draw_block_config(rng: np.random.Generator, bias: bool, layer_norm: bool) -> dict:
@@ -244,7 +261,6 @@ def draw_gpt_config(rng: np.random.Generator, tied: bool) -> dict:
                 mlp_ratio=block["mlp_ratio"], tied=tied)
 
 
-__all__ = ["GATES", "CONSTANTS", "FUNCTIONS", "SHARE_ATOL", "HEADS_NOTE", "FIXED_NOTE", "read_constant",
-           "as_count", "as_share", "diagnose_count", "block_variants", "gpt_variants", "fixed_note", "heads_note",
-           "expect_function_count", "expect_constant_count", "draw_block_config", "draw_gpt_config", "reference",
-           "mistakes"]
+__all__ = ["GATES", "CONSTANTS", "FUNCTIONS", "SHARE_ATOL", "STORED_COUNTS", "HEADS_NOTE", "FIXED_NOTE",
+           "read_constant", "as_count", "as_share", "stored_count", "own_counts", "call_text", "explain",
+           "expect_function_count", "expect_constant_count", "draw_block_config", "draw_gpt_config", "naming"]

@@ -3,15 +3,18 @@
 This file lives in ``tests/hidden`` because every formula here, right or wrong, gives the answer away:
 students do not get it, so their public checks name no mistake; the graded run does.
 
-When a count is wrong, the judge evaluates every formula below on the same configuration and names the
-mistake whose formula gives exactly the student's number. Each ``*_MISTAKES`` dict maps a mistake key to
-the one sentence the student sees: what went wrong, in the lesson's words, and the fix.
+Each ``*_MISTAKES`` dict maps a mistake key to the one sentence the student sees: what went wrong, in the
+lesson's words, and the fix. A count's formula takes ``mistake``: ``None`` (the correct count), one key,
+or a tuple of keys from different groups (:data:`BLOCK_GROUPS`, :data:`GPT_GROUPS`): two mistakes made
+together, each changing its own part of the count. Which mistakes and pairs are named, and on which
+configurations, is ``naming.py``'s business.
 
 ``mistake=None`` gives the correct count; the grader's own tests check it against the torch reference
 modules (``reference.py``) on many configurations -- the judge never uses it as the truth.
 A block (d = d_model, h = n_heads, r = mlp_ratio) has attention 4·d² (W_Q, W_K, W_V, W_O) plus 4·d biases,
 an MLP 2·r·d² (d -> r·d -> d) plus r·d + d biases, and two layer norms of 2·d each.
-Sources: the lesson; Radford et al. 2019 (GPT-2); PyTorch docs.
+Sources: the lesson; Radford et al. 2019 (GPT-2); PyTorch docs (``nn.MultiheadAttention``: in_proj_weight
+(3d, d), in_proj_bias (3d,), out_proj (d, d) with bias (d,)).
 """
 from __future__ import annotations
 
@@ -52,6 +55,10 @@ BLOCK_MISTAKES: dict[str, str] = {
         "the attention's biases were left out: with bias=True, Q, K, V and W_O each have a bias of d, "
         "4·d in total (nn.MultiheadAttention keeps them in in_proj_bias and out_proj.bias)"
     ),
+    "qkv_biases_missing": (
+        "the Q, K and V biases were left out (only W_O's bias counted): with bias=True the fused in_proj "
+        "has a bias of 3·d (in_proj_bias) besides out_proj.bias"
+    ),
     "norms_included": (
         "layer norms were counted although layer_norm=False: count them only when layer_norm is True"
     ),
@@ -62,6 +69,14 @@ BLOCK_MISTAKES: dict[str, str] = {
         "the layer norms were counted as 2·d instead of 4·d: there are two of them per block, and each has a "
         "weight (gamma) and a bias (beta) of d"
     ),
+}
+
+#: Block mistakes that change the same part of the count: two of one group are never combined.
+BLOCK_GROUPS: dict[str, tuple[str, ...]] = {
+    "attention": ("no_out_proj", "per_head_full_size", "attention_one_head"),
+    "mlp": ("mlp_up_only", "mlp_down_only", "mlp_ratio_ignored", "mlp_ratio_squared"),
+    "bias": ("biases_included", "biases_missing", "attention_biases_missing", "qkv_biases_missing"),
+    "norm": ("norms_included", "norms_missing", "layer_norm_half"),
 }
 
 GPT_MISTAKES: dict[str, str] = {
@@ -79,6 +94,14 @@ GPT_MISTAKES: dict[str, str] = {
     "no_position_embedding": (
         "the position embedding was forgotten: add n_ctx·d for the learned positions (wpe)"
     ),
+    "no_embeddings": (
+        "the token and position embeddings were left out (vocab_size·d + n_ctx·d): they are parameters of "
+        "the model too, wte and wpe"
+    ),
+    "blocks_only": (
+        "only the blocks were counted (n_layer blocks): add the token and position embeddings, the final "
+        "layer norm and, when not tied, the LM head"
+    ),
     "no_final_layer_norm": (
         "the final layer norm was forgotten: GPT-2 has one more layer norm (ln_f, 2·d) after the last block"
     ),
@@ -89,6 +112,19 @@ GPT_MISTAKES: dict[str, str] = {
 }
 #: ``gpt_variant(..., mistake="block.KEY")``: every block counted with the block mistake KEY.
 GPT_BLOCK_PREFIX = "block."
+#: GPT mistakes that change the same part of the count. ``blocks_only`` leaves out everything but the
+#: blocks, so it combines with no other GPT mistake (only with block mistakes); ``blocks_without_bias_ln``
+#: combines with no block mistake about biases or norms (it already leaves them all out).
+GPT_GROUPS: dict[str, tuple[str, ...]] = {
+    "lm_head_tie": ("lm_head_counted_when_tied", "lm_head_missing_when_untied"),
+    "lm_head_bias": ("lm_head_bias",),
+    "embeddings": ("no_position_embedding", "no_embeddings"),
+    "final_norm": ("no_final_layer_norm",),
+    "blocks_only": ("blocks_only",),
+    "blocks_bias_ln": ("blocks_without_bias_ln",),
+}
+#: Block mistakes a GPT's blocks cannot show: they always have biases and layer norms.
+HIDDEN_IN_GPT = ("biases_included", "norms_included")
 
 SHARE_MISTAKES: dict[str, str] = {
     "attention_share": (
@@ -115,49 +151,55 @@ SHARE_MISTAKES: dict[str, str] = {
 SHARE_TOLERANCE: dict[str, float] = {"percent": 0.5, "rounded": 5e-3}
 
 
-def _check(mistake: str | None, known: dict[str, str], what: str) -> None:
-    """Raise ``ValueError`` naming the known keys when ``mistake`` is not ``None`` or one of them."""
-    if mistake is not None and mistake not in known:
-        raise ValueError(f"unknown {what} mistake {mistake!r}; known: {', '.join(sorted(known))}")
+def _keys(mistake: str | tuple[str, ...] | None, known, what: str) -> frozenset[str]:
+    """``mistake`` as a set of keys; ``ValueError`` naming the known keys for an unknown one."""
+    keys = () if mistake is None else (mistake,) if isinstance(mistake, str) else tuple(mistake)
+    for key in keys:
+        if key not in known:
+            raise ValueError(f"unknown {what} mistake {key!r}; known: {', '.join(sorted(known))}")
+    return frozenset(keys)
 
 
 def block_variant(d_model: int, n_heads: int, mlp_ratio: int = 4, bias: bool = False, layer_norm: bool = False,
-                  mistake: str | None = None) -> int:
-    """The count of one block with the mistake ``mistake`` (a key of ``BLOCK_MISTAKES``; None = correct).
+                  mistake: str | tuple[str, ...] | None = None) -> int:
+    """The count of one block with ``mistake``: None (correct), a key of ``BLOCK_MISTAKES`` or a tuple of them.
 
     Raises: ValueError for an unknown key.
     """
-    _check(mistake, BLOCK_MISTAKES, "block")
+    keys = _keys(mistake, BLOCK_MISTAKES, "block")
     d, h, r = int(d_model), int(n_heads), int(mlp_ratio)
-    bias = {"biases_included": True, "biases_missing": False}.get(mistake, bool(bias))
-    layer_norm = {"norms_included": True, "norms_missing": False}.get(mistake, bool(layer_norm))
-    if mistake == "mlp_ratio_ignored":
+    bias = True if "biases_included" in keys else False if "biases_missing" in keys else bool(bias)
+    layer_norm = True if "norms_included" in keys else False if "norms_missing" in keys else bool(layer_norm)
+    if "mlp_ratio_ignored" in keys:
         r = 4
-    attn_w, attn_b = 4 * d * d, 4 * d            # W_Q, W_K, W_V, W_O and their biases
-    mlp_w, mlp_b = 2 * r * d * d, r * d + d      # fc (r·d, d) + proj (d, r·d), biases r·d and d
-    norms = 2 * 2 * d                            # ln1, ln2: weight and bias each
-    if mistake == "no_out_proj":
-        attn_w, attn_b = 3 * d * d, 3 * d
-    elif mistake == "per_head_full_size":
-        attn_w, attn_b = h * attn_w, h * attn_b
-    elif mistake == "attention_one_head":
-        attn_w, attn_b = 4 * d * (d // h), 4 * (d // h)
-    elif mistake == "mlp_up_only":
-        mlp_w, mlp_b = r * d * d, r * d
-    elif mistake == "mlp_down_only":
-        mlp_w, mlp_b = r * d * d, d
-    elif mistake == "mlp_ratio_squared":
-        mlp_w = r * r * d * d
-    elif mistake == "attention_biases_missing":
+    # Attention: the projections Q, K, V (and O), each a weight and a bias.
+    weight, bias_size = d * d, d
+    if "per_head_full_size" in keys:
+        weight, bias_size = h * d * d, h * d
+    elif "attention_one_head" in keys:
+        weight, bias_size = d * (d // h), d // h
+    projections = 3 if "no_out_proj" in keys else 4
+    attn_w, attn_b = projections * weight, projections * bias_size
+    if "attention_biases_missing" in keys:
         attn_b = 0
-    elif mistake == "layer_norm_half":
-        norms = 2 * d
+    elif "qkv_biases_missing" in keys:
+        attn_b -= 3 * bias_size
+    # MLP: fc (r·d, d) with bias r·d, proj (d, r·d) with bias d.
+    mlp_w, mlp_b = 2 * r * d * d, r * d + d
+    if "mlp_up_only" in keys:
+        mlp_w, mlp_b = r * d * d, r * d
+    elif "mlp_down_only" in keys:
+        mlp_w, mlp_b = r * d * d, d
+    elif "mlp_ratio_squared" in keys:
+        mlp_w = r * r * d * d
+    norms = 2 * d if "layer_norm_half" in keys else 2 * 2 * d  # ln1, ln2: weight and bias each
     return attn_w + mlp_w + (attn_b + mlp_b if bias else 0) + (norms if layer_norm else 0)
 
 
 def gpt_mistake_keys() -> list[str]:
-    """Every key ``gpt_variant`` accepts: ``GPT_MISTAKES`` and ``block.KEY`` for each block mistake."""
-    return list(GPT_MISTAKES) + [GPT_BLOCK_PREFIX + key for key in BLOCK_MISTAKES]
+    """Every single key ``gpt_variant`` accepts: ``GPT_MISTAKES`` and ``block.KEY`` for each block mistake
+    a GPT's blocks can show (not :data:`HIDDEN_IN_GPT`)."""
+    return list(GPT_MISTAKES) + [GPT_BLOCK_PREFIX + key for key in BLOCK_MISTAKES if key not in HIDDEN_IN_GPT]
 
 
 def gpt_message(key: str) -> str:
@@ -168,25 +210,28 @@ def gpt_message(key: str) -> str:
 
 
 def gpt_variant(vocab_size: int, n_ctx: int, d_model: int, n_layer: int, n_heads: int, mlp_ratio: int = 4,
-                tied: bool = True, mistake: str | None = None) -> int:
-    """The count of a GPT-2 style model with ``mistake`` (a key of :func:`gpt_mistake_keys`; None = correct).
+                tied: bool = True, mistake: str | tuple[str, ...] | None = None) -> int:
+    """The count of a GPT-2 style model with ``mistake``: None (correct), a key of :func:`gpt_mistake_keys`
+    or a tuple of them.
 
     Correct: token embedding V·d + position embedding n_ctx·d + n_layer blocks (biases, two layer norms)
     + final layer norm 2·d + LM head (0 when tied, V·d when not; never a bias).
     Raises: ValueError for an unknown key.
     """
-    keys = {k: k for k in gpt_mistake_keys()}
-    _check(mistake, keys, "GPT")
+    keys = _keys(mistake, set(gpt_mistake_keys()) | {GPT_BLOCK_PREFIX + k for k in HIDDEN_IN_GPT}, "GPT")
     V, T, d, L = int(vocab_size), int(n_ctx), int(d_model), int(n_layer)
-    block_mistake = mistake[len(GPT_BLOCK_PREFIX):] if mistake and mistake.startswith(GPT_BLOCK_PREFIX) else None
-    with_bias_ln = mistake != "blocks_without_bias_ln"
-    block = block_variant(d, n_heads, mlp_ratio, bias=with_bias_ln, layer_norm=with_bias_ln, mistake=block_mistake)
-    tied = {"lm_head_counted_when_tied": False, "lm_head_missing_when_untied": True}.get(mistake, bool(tied))
-    total = V * d + L * block + (0 if tied else V * d)
-    total += 0 if mistake == "no_position_embedding" else T * d
-    total += 0 if mistake == "no_final_layer_norm" else 2 * d
-    total += V if mistake == "lm_head_bias" else 0
-    return total
+    block_keys = tuple(k[len(GPT_BLOCK_PREFIX):] for k in keys if k.startswith(GPT_BLOCK_PREFIX))
+    with_bias_ln = "blocks_without_bias_ln" not in keys
+    blocks = L * block_variant(d, n_heads, mlp_ratio, bias=with_bias_ln, layer_norm=with_bias_ln,
+                               mistake=block_keys)
+    if "blocks_only" in keys:
+        return blocks
+    tied = False if "lm_head_counted_when_tied" in keys else True if "lm_head_missing_when_untied" in keys else bool(tied)
+    wte = 0 if "no_embeddings" in keys else V * d
+    wpe = 0 if keys & {"no_embeddings", "no_position_embedding"} else T * d
+    ln_f = 0 if "no_final_layer_norm" in keys else 2 * d
+    lm_head = (0 if tied else V * d) + (V if "lm_head_bias" in keys else 0)
+    return wte + wpe + blocks + ln_f + lm_head
 
 
 def share_variant(d_model: int = 768, n_heads: int = 12, mlp_ratio: int = 4, mistake: str | None = None) -> float:
@@ -195,16 +240,16 @@ def share_variant(d_model: int = 768, n_heads: int = 12, mlp_ratio: int = 4, mis
     ``rounded`` returns the correct share: it is named by a looser tolerance (``SHARE_TOLERANCE``).
     Raises: ValueError for an unknown key.
     """
-    _check(mistake, SHARE_MISTAKES, "MLP share")
+    (key,) = _keys(mistake, SHARE_MISTAKES, "MLP share") or (None,)
     d, r = int(d_model), int(mlp_ratio)
     attn, mlp = 4 * d * d, 2 * r * d * d
-    if mistake == "attention_share":
+    if key == "attention_share":
         return attn / (attn + mlp)
-    if mistake == "mlp_over_attention":
+    if key == "mlp_over_attention":
         return mlp / attn
-    if mistake == "mlp_one_way":
+    if key == "mlp_one_way":
         return (r * d * d) / (attn + r * d * d)
-    if mistake == "with_bias_and_ln":
+    if key == "with_bias_and_ln":
         return (mlp + r * d + d) / block_variant(d, n_heads, r, bias=True, layer_norm=True)
     share = mlp / (attn + mlp)
-    return 100.0 * share if mistake == "percent" else share
+    return 100.0 * share if key == "percent" else share
