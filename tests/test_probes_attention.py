@@ -1,11 +1,12 @@
 """The attention probes (grader/probes/attention.py) on correct and on broken ``multi_head_attention``.
 
-Correct: the reference solution and a second implementation written differently here (a loop over
-heads, einsum, a -1e9 mask) get no finding from any probe. Broken: every exercise-3 corpus case whose
-mistake is in the attention, and mistakes the corpus lacks (written below as switches of one NumPy
-implementation), get a finding from the right probe naming the right component -- and no finding from
-a probe unrelated to their mistake. The expectations (tables ``CORPUS`` and ``INLINE``) were written
-from the mistakes' definitions before the probes were run.
+Correct: the reference solution and two implementations written differently here (a loop over heads
+with einsum and a -1e9 mask; a loop over queries that never builds a mask) get no finding from any
+probe. Broken: every exercise-3 corpus case whose mistake is in the attention, and mistakes the corpus
+lacks (written below as switches of one NumPy implementation), get a finding from the right probe
+naming the right component -- and no finding from a probe unrelated to their mistake. The
+expectations (tables ``CORPUS`` and ``INLINE``) come from the mistakes' definitions, not from the
+probes' output.
 """
 from __future__ import annotations
 
@@ -53,8 +54,25 @@ def looped(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False):
     return np.concatenate(heads, axis=-1) @ w_out.T + b_out  # (B, T, d)
 
 
-def _softmax(s, axis=-1, eps=0.0):
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
+def per_query(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False):
+    """Correct, written a third way: one batch element, head and query at a time, only visible keys."""
+    B, T, d = x.shape
+    hs = d // n_heads
+    qkv = x @ w_qkv.T + b_qkv  # (B, T, 3d)
+    y = np.zeros((B, T, d))
+    for b in range(B):
+        for i in range(n_heads):
+            q, k, v = (qkv[b, :, j * d + i * hs:j * d + (i + 1) * hs] for j in range(3))  # (T, hs) each
+            for t in range(T):
+                keys = t + 1 if causal else T
+                s = k[:keys] @ q[t] / np.sqrt(hs)
+                p = np.exp(s - s.max())
+                y[b, t, i * hs:(i + 1) * hs] = (p / p.sum()) @ v[:keys]
+    return y @ w_out.T + b_out
+
+
+def _softmax(s, axis=-1, eps=0.0, global_max=False):
+    e = np.exp(s - (s.max() if global_max else s.max(axis=axis, keepdims=True)))
     return e / (e.sum(axis=axis, keepdims=True) + eps)
 
 
@@ -88,13 +106,15 @@ def broken(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False, *, m=frozenset(
             att = att + later  # a 0/1 float mask added (1 = blocked)
         elif "mask_added_keep" in m:
             att = att + ~later  # a 0/1 float mask added (1 = may attend)
-        elif "mask_blocks_diagonal_inf" in m:
+        elif m & {"mask_blocks_diagonal_inf", "mask_blocks_diagonal_nan_to_num"}:
             att = np.where(np.triu(np.ones((T, T), dtype=bool)), -np.inf, att)
         elif "mask_leaks_future" in m:
             att = np.where(np.triu(np.ones((T, T), dtype=bool), 2), -np.inf, att)  # sees the next token
         elif "mask_after_softmax" not in m:
             att = np.where(later, -np.inf, att)
-    att = _softmax(att, eps=1e-6 if "denominator_eps" in m else 0.0)
+    att = _softmax(att, eps=1e-6 if "denominator_eps" in m else 0.0, global_max="softmax_global_max" in m)
+    if "mask_blocks_diagonal_nan_to_num" in m:
+        att = np.nan_to_num(att)  # the NaN row of token 0 "fixed" to zeros
     if causal and "mask_after_softmax" in m:
         att = att * ~later
     y = att @ v
@@ -107,6 +127,8 @@ def broken(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False, *, m=frozenset(
     if m & {"no_out_bias", "no_biases"}:
         b_out = np.zeros_like(b_out)
     y = y @ (w_out if "out_not_transposed" in m else w_out.T) + b_out
+    if "out_bias_twice" in m:
+        y = y + b_out
     return y.reshape(shape)
 
 
@@ -118,6 +140,7 @@ Need = tuple[tuple[str, str, str], ...]
 INLINE: dict[str, tuple[Need, set[str]]] = {
     "no_qkv_bias": ((("biases", "b_qkv (query part), b_qkv (value part)", "ignored"),), {"biases"}),
     "no_out_bias": ((("biases", "b_out", "ignored"),), {"biases"}),
+    "out_bias_twice": ((("biases", "b_out", "by 2 x b_out, not by exactly b_out"),), {"biases"}),
     "no_biases": ((("biases", "b_qkv (query part), b_qkv (value part), b_out", "ignored"),), {"biases"}),
     "out_not_transposed": ((("weight_layout", "output projection W_O", "y @ w_out, not y @ w_out.T"),),
                            {"weight_layout"}),
@@ -132,8 +155,13 @@ INLINE: dict[str, tuple[Need, set[str]]] = {
     "mask_added": ((("causality", "causal mask", "see the future"),), {"causality", "attention_weights"}),
     "mask_added_keep": ((("causality", "causal mask", "see the future"),), {"causality", "attention_weights"}),
     "mask_blocks_diagonal_inf": ((("self_sight", "causal mask (diagonal)", "token 0 is NaN"),), {"self_sight"}),
+    "mask_blocks_diagonal_nan_to_num": ((("self_sight", "causal mask (diagonal)", "depends on no token"),
+                                         ("attention_weights", "causal mask (diagonal)", "has no weight at all")),
+                                        {"self_sight", "attention_weights"}),
     "denominator_eps": ((("attention_weights", "softmax normalisation",
                           "token 0's only weight (on itself) is 0.9999990000 = 1 - 1.0e-06"),), {"attention_weights"}),
+    # one maximum for the whole array: rows far below it underflow to 0 / 0 at large scale
+    "softmax_global_max": ((("large_scores", "softmax stability", "NaN or inf"),), {"large_scores"}),
     "always_causal": ((("causal_flag", "causal argument", "even when causal=False"),), {"causal_flag"}),
     "no_scale+no_qkv_bias": ((("attention_weights", "score scale", "(not scaled)"),
                               ("biases", "b_qkv (query part), b_qkv (value part)", "ignored")),
@@ -196,7 +224,13 @@ def _check(findings, need: Need, allowed: set[str]):
     assert set(by_probe) <= allowed, f"unrelated probes reported: {sorted(set(by_probe) - allowed)}: {findings}"
 
 
-@pytest.mark.parametrize("function", [SOLUTION, looped, broken], ids=["solution", "looped", "broken_with_none"])
+def test_every_probe_has_a_broken_case():
+    needed = {probe for need, _ in (*INLINE.values(), *CORPUS.values()) for probe, _, _ in need}
+    assert needed == {p.__name__.removeprefix("probe_") for p in probes.PROBES}
+
+
+@pytest.mark.parametrize("function", [SOLUTION, looped, per_query, broken],
+                         ids=["solution", "looped", "per_query", "broken_with_none"])
 @pytest.mark.parametrize("probe", probes.PROBES, ids=lambda p: p.__name__)
 def test_correct_functions_get_no_finding(probe, function):
     assert probe(function) is None
@@ -210,6 +244,7 @@ def test_correct_implementations_agree():
     for causal in (False, True):
         want = SOLUTION(x, w, b, wo, bo, 3, causal=causal)
         np.testing.assert_allclose(looped(x, w, b, wo, bo, 3, causal=causal), want, atol=1e-12)
+        np.testing.assert_allclose(per_query(x, w, b, wo, bo, 3, causal=causal), want, atol=1e-12)
         np.testing.assert_allclose(broken(x, w, b, wo, bo, 3, causal=causal), want, atol=1e-12)
 
 

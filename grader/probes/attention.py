@@ -157,15 +157,12 @@ def probe_self_sight(mha) -> Finding | None:
                        f"see only itself, and the causal mask blocks that too{fix}")
     if blind:
         zero = (" (token 0, left nothing, weighs all tokens)" if sees[0].all() else
-                " (token 0 sees only itself, as it should)" if sees[0, 0] and not sees[0, 1:].any() else "")
+                " (token 0, left nothing, depends on no token)" if not sees[0].any() else
+                " (token 0 sees only itself, as it should)" if not sees[0, 1:].any() else "")
         return Finding("self_sight", "causal mask (diagonal)",
                        f"with causal=True (all queries 0, so each token weighs the tokens it sees equally), changing "
                        f"token t did not move your output at token t for tokens {', '.join(map(str, blind))}: the "
                        f"causal mask also hides each token from itself{fix}{zero}")
-    if known[0].all() and not sees[0, 0]:
-        return Finding("self_sight", "causal mask (diagonal)",
-                       "with causal=True your output at token 0 did not change when token 0 changed: token 0 must "
-                       "see itself (it is the only token it may see)")
     return None
 
 
@@ -270,7 +267,7 @@ def probe_biases(mha) -> Finding | None:
     shift = out_b - base
     off = float(np.max(np.abs(shift - delta_out)))
     if off > 1e-4 * float(np.max(np.abs(delta_out))):
-        ratio = float(np.sum(shift * delta_out) / np.sum(delta_out * delta_out))
+        ratio = float(np.sum(shift.reshape(-1, D).mean(axis=0) * delta_out) / np.sum(delta_out * delta_out))
         how = (f"by {ratio:.3g} x b_out" if np.max(np.abs(shift - ratio * delta_out)) < 1e-6 * np.max(np.abs(shift))
                else f"by something else (largest difference from b_out {off:.2g})")
         return Finding("biases", "b_out",
@@ -352,12 +349,12 @@ def _slot_design():
 def _slots(mha):
     """(out, holds) for :func:`_slot_design`: holds[t, m] = the head whose values fill slot m at token t.
 
-    -1 where a slot holds no head's values. ``None`` when the call fails or the output's total is not T
-    times the values' total (values lost, not moved: then no layout can be read). 1 call.
+    -1 where a slot holds no head's values (batch element 0). ``None`` when the call fails or the output's
+    total is not the input's (values lost, not moved: then no layout can be read). 1 call.
     """
     x, w, b, w_out, b_out = _slot_design()
     out = _run(mha, x, w, b, w_out, b_out, H)
-    if out is None or abs(out[0].sum() - x[0].sum()) > 1e-6 * x[0].sum():
+    if out is None or abs(out.sum() - x.sum()) > 1e-4 * x.sum():
         return None
     heads = x[0, 0].reshape(H, DH)
     blocks = out[0].reshape(T, H, DH)
@@ -393,7 +390,7 @@ def probe_head_slots(mha) -> Finding | None:
     lead = "with each head's values made distinct (the same at every token), "
     t, m = [(t, m) for t in range(T) for m in range(H) if holds[t, m] != m][0]
     where = f"features {m * DH}:{(m + 1) * DH} (head {m}'s slot)"
-    if (holds >= 0).all() and (holds == holds[0]).all():
+    if sorted(holds[0]) == list(range(H)) and (holds == holds[0]).all():
         order = " (reversed)" if (holds[0] == np.arange(H)[::-1]).all() else ""
         return Finding("head_slots", "order of the heads",
                        f"{lead}your output's {where} hold head {holds[0, m]}'s values at every token: the heads "
@@ -529,10 +526,12 @@ def probe_attention_weights(mha) -> Finding | None:
                            f"with causal=True, {lead} give token {u} a weight of {later[u]:.2g} on later tokens: the "
                            "causal mask lets tokens see the future")
         if (np.diag(c)[1:] <= tol).all():
+            zero = ("has no weight at all" if c[0].sum() <= tol else
+                    "weighs all tokens equally" if np.ptp(c[0]) <= tol else "weighs all tokens unevenly")
             return Finding("attention_weights", "causal mask (diagonal)",
                            f"with causal=True, {lead} give every token after token 0 a weight of 0 on itself: the "
-                           "causal mask also blocks the diagonal (token 0, left nothing, weighs all tokens "
-                           f"{'equally' if np.ptp(c[0]) < tol else 'unevenly'})")
+                           "causal mask also blocks the diagonal (token 0, left nothing, "
+                           f"{zero})")
         sums = c.sum(axis=1)
         u = int(np.argmax(np.abs(sums - 1.0)))
         if abs(sums[u] - 1.0) > tol:
@@ -583,9 +582,11 @@ def probe_large_scores(mha) -> Finding | None:
     Feeds random weights and biases (B 2, T 5, d 24, 4 heads, causal=False), x at unit scale and x*1000
     (2 calls): scores grow to about 1e6, where exp overflows float64 (above about 709); a softmax that
     subtracts each row's maximum first never sees them, and the contract's output is finite.
+    A softmax without the maximum overflows there; one that subtracts a single global maximum underflows
+    whole rows to 0/0.
     Finding: "with x scaled by 1000 (scores of order 1e6) your output has NaN or inf, though it is finite
-    at unit scale: your attention overflows on large scores (a softmax must subtract each row's maximum
-    before exp)".
+    at unit scale: exp overflows or underflows in your attention's softmax (subtract each row's own
+    maximum before exp)".
     """
     x, w, b, w_out, b_out = _random(np.random.default_rng(SEED))
     if _run(mha, x, w, b, w_out, b_out, H) is None:
@@ -595,7 +596,7 @@ def probe_large_scores(mha) -> Finding | None:
         return None
     return Finding("large_scores", "softmax stability",
                    "with x scaled by 1000 (scores of order 1e6) your output has NaN or inf, though it is finite at "
-                   "unit scale: your attention overflows on large scores (a softmax must subtract each row's "
+                   "unit scale: exp overflows or underflows in your attention's softmax (subtract each row's own "
                    "maximum before exp)")
 
 
