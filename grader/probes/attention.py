@@ -232,7 +232,7 @@ def probe_biases(mha) -> Finding | None:
     """Biases: b_out, and the query and value parts of b_qkv, each change the output as the contract says.
 
     Feeds random x and w_qkv, W_O = I, biases 0 (B 2, T 5, d 24, 4 heads, causal=False), then one bias
-    changed per call (4 calls). b_out = delta must shift every output by exactly delta (the output is
+    changed per call. b_out = delta must shift every output by exactly delta (the output is
     linear in b_out). The value part of b_qkv = c (the same number in every feature) must shift every
     output by c: each value gains c and a query's weights sum to 1. The query part must change the
     output: it changes every query, hence the weights over keys that differ. The key part of b_qkv
