@@ -4,7 +4,42 @@
 (B=1, T, d), treats NaN leniently in hand-written comparisons and cannot see a float32
 result at unit scale. :func:`expect_array` checks type, dtype, shape and finiteness
 before values, and on a value mismatch computes what each known wrong variant would
-have produced (:class:`Mistake`) and names the closest one that matches.
+have produced (:class:`Mistake`) and names the one the output matches, by this rule.
+
+**The naming rule** (DESIGN.md, "a wrong name is worse than none"). With ``D = max|got - expected|``
+(the deviation; infinite where ``got`` is NaN or inf and ``expected`` is not), ``S = max(1,
+max|expected|)`` and, for a variant, its residual ``r = max|got - variant|``:
+
+1. A float64 variant *explains* the output when ``r <= rtol * S`` (:data:`FLOAT64_ROUNDOFF`, 1e-9: float64
+   round-off of these computations; real NumPy reimplementations of the variants reach 1e-16 to 1e-15 of S,
+   measured on the known-wrong corpus) **and** ``r <= FAR_BETTER * D`` (1e-3): the variant reproduces the
+   output a thousand times better than the right answer does. A small deviation (1e-6 in a softmax's
+   denominator, a block off by 1e-5) is explained by no variant: the scale bound alone, relative to a large S,
+   let a variant 5e-4 away "match" such an output.
+2. A variant that would itself pass the check (``max|variant - expected| <= atol``) explains nothing: on
+   these inputs it cannot be told from the right answer (no 1/sqrt(d_head) when the softmax is one-hot at
+   x1000).
+3. **float32** (``Mistake.precision == "float32"``) is named on float32 evidence only. Decisive: every finite
+   value of ``got`` is exactly a float32 number (``got == got.astype(float32)``) while most expected values
+   are not -- a float64 result lands on a float32 number by chance with probability about 2^-29 per value,
+   so this is proof that the result went through float32 -- **and** ``D`` is of the size of float32
+   round-off here (at most :data:`FLOAT32_SPREAD` times the torch float32 variant's own deviation), so
+   float32 is the whole story, not float32 on top of a bigger mistake. Or the general test (1) without the
+   float64 scale bound: the float32 variant reproduces the output a thousand times better than the right
+   answer. Reproduction alone is not decisive (two float32 paths differ from each other about as much as
+   from float64: a residual near ``D`` says nothing), which is why 1e-6 added to a softmax's denominator,
+   whose output is no float32 number, no longer reads as float32.
+4. Unique: when two mistakes with different messages both explain the output, or another variant's residual
+   is within :data:`ABOUT_AS_GOOD` (10x) of the best one's, these inputs cannot tell them apart: name neither.
+5. Combinations: a :class:`KnownMistakes` may carry pairs of its mistakes. They are tried only when no single
+   mistake explains the output (an ambiguous single names nothing and stops there), and only pairs whose two
+   mistakes each bring the output closer to the student's than the right answer is (``r < D`` for both: a
+   cheap screen that keeps the search fast); the same rule then names a pair only when it alone explains the
+   output, with a message that says both mistakes.
+
+A variant that raises, or returns another shape, explains nothing. Where a variant is NaN or inf, the
+output must be NaN or inf in the same places, unless ``Mistake.nan_matches_any`` (a fully masked row is NaN
+with -inf masking but finite with -1e9 masking: the same mistake either way).
 """
 from __future__ import annotations
 
@@ -17,6 +52,16 @@ from .plugin import CheckFailure
 
 #: Largest error map (rows, columns) kept for the report's heat map.
 MAX_MAP = (64, 96)
+#: A float64 variant reproduces the output when its residual is at most this times max(1, max|expected|).
+FLOAT64_ROUNDOFF = 1e-9
+#: ... and at most this fraction of the deviation max|got - expected| (the variant explains it far better).
+FAR_BETTER = 1e-3
+#: Another variant within this factor of the best one's residual does about as well: name neither.
+ABOUT_AS_GOOD = 10.0
+#: A float32 output is named float32 when its deviation is at most this times torch's float32 deviation.
+FLOAT32_SPREAD = 10.0
+#: Inputs at least this large get "(the inputs here are large ...)" beside a NaN/inf failure.
+LARGE_INPUT = 100.0
 
 
 @dataclass(frozen=True)
@@ -26,17 +71,35 @@ class Mistake:
     Attributes:
         message: the mistake in the lesson's words, shown to the student.
         compute: returns what the wrong variant produces for the check's inputs.
-        rtol: how close (relative to the largest expected magnitude) the submission must
-            be to the variant to be named; loose only for precision mistakes (float32).
+        rtol: the largest residual max|got - variant|, relative to max(1, max|expected|), that counts as
+            reproducing the output (float64 round-off, :data:`FLOAT64_ROUNDOFF`); unused for float32.
         nan_matches_any: where the variant is NaN/inf, accept any value from the student
             (e.g. a row that is fully masked gives NaN with -inf masking but a finite
             value with -1e9 masking: the same mistake either way).
+        precision: ``"float64"``, or ``"float32"`` for the variant that computes in float32 (named on
+            float32 evidence: see the module's rule 3).
     """
 
     message: str
     compute: Callable[[], np.ndarray]
-    rtol: float = 1e-7
+    rtol: float = FLOAT64_ROUNDOFF
     nan_matches_any: bool = False
+    precision: str = "float64"
+
+
+class KnownMistakes(dict):
+    """Known single mistakes (key -> :class:`Mistake`), and pairs of them tried when no single one explains
+    the output: ``pairs`` maps ``(key_a, key_b)`` (keys of this dict) to the Mistake doing both."""
+
+    def __init__(self, singles: dict[str, Mistake] | None = None,
+                 pairs: dict[tuple[str, str], Mistake] | None = None):
+        super().__init__(singles or {})
+        self.pairs = dict(pairs or {})
+
+
+def both(first: str, second: str) -> str:
+    """The message of a pair of mistakes: it says both."""
+    return f"two mistakes together: (1) {first}; (2) {second}"
 
 
 def _describe(value) -> str:
@@ -47,50 +110,123 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r}"[:120]
 
 
-def _same(got: np.ndarray, variant: np.ndarray, tol: float, nan_matches_any: bool = False) -> bool:
-    """True when ``got`` equals ``variant`` within ``tol``, NaN/inf counted as equal in place."""
-    if variant.shape != got.shape:
-        return False
+def _residual(got: np.ndarray, variant: np.ndarray, nan_matches_any: bool = False) -> float:
+    """max|got - variant| where both are finite; inf when their NaN/inf places disagree (see the rule).
+
+    With ``nan_matches_any`` the variant's NaN/inf places accept any value of ``got``; a variant that is
+    NaN/inf everywhere ``got`` is finite (e.g. T = 1 with a diagonal-blocking mask) would accept anything,
+    so it matches nothing (inf).
+    """
     got_bad, var_bad = ~np.isfinite(got), ~np.isfinite(variant)
     if nan_matches_any:
         ok = ~var_bad
-        if got_bad[ok].any():
-            return False
-        if not ok.any() and not (got_bad & var_bad).any():
-            return False  # the variant is all wildcard (e.g. T = 1): it would "match" anything
-        return bool(np.all(np.abs(got[ok] - variant[ok]) <= tol))
-    if not np.array_equal(got_bad, var_bad):
+        if got_bad[ok].any() or (not ok.any() and not (got_bad & var_bad).any()):
+            return np.inf
+    else:
+        if not np.array_equal(got_bad, var_bad):
+            return np.inf
+        ok = ~got_bad
+    return float(np.max(np.abs(got[ok] - variant[ok]), initial=0.0))
+
+
+def _is_float32(a: np.ndarray) -> np.ndarray:
+    """Where ``a`` holds a number that float32 represents exactly (bool array of ``a``'s shape)."""
+    with np.errstate(over="ignore"):
+        return a.astype(np.float32).astype(np.float64) == a
+
+
+@dataclass
+class _Fit:
+    """How one variant compares with the student's output."""
+
+    message: str
+    variant: np.ndarray | None  # None: it raised, had another shape, or would itself pass
+    residual: float = np.inf
+    explains: bool = False
+    precision: str = "float64"
+
+
+def _fit(mistake: Mistake, got, expected, deviation: float, scale: float, atol: float | None) -> _Fit:
+    """Compute ``mistake``'s variant and apply the module's rules 1-3 to it."""
+    fit = _Fit(mistake.message, None, precision=mistake.precision)
+    try:
+        variant = np.asarray(mistake.compute(), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - a variant that cannot be computed here names nothing
+        return fit
+    if variant.shape != got.shape:
+        return fit
+    own = _residual(expected, variant)  # the variant's own deviation from the right answer
+    float32_bits = mistake.precision == "float32" and _float32_evidence(got, expected, own, deviation)
+    if atol is not None and own <= atol and not float32_bits:
+        return fit  # rule 2: it would pass, so it explains no failure
+    fit.variant = variant
+    fit.residual = _residual(got, variant, mistake.nan_matches_any)
+    far_better = deviation > 0 and np.isfinite(fit.residual) and fit.residual <= FAR_BETTER * deviation
+    if mistake.precision == "float32":
+        fit.explains = float32_bits or far_better
+    else:
+        fit.explains = far_better and fit.residual <= mistake.rtol * scale
+    return fit
+
+
+def _float32_evidence(got, expected, own: float, deviation: float) -> bool:
+    """Rule 3's decisive test: ``got`` is made of float32 numbers (``expected`` mostly is not), and its
+    deviation is float32-sized (at most FLOAT32_SPREAD times torch's float32 one, ``own``)."""
+    finite = np.isfinite(got)
+    if not finite.any() or not np.isfinite(deviation) or not 0.0 < own < np.inf:
         return False
-    ok = ~got_bad
-    return bool(np.all(np.abs(got[ok] - variant[ok]) <= tol))
+    if not _is_float32(got[finite]).all() or _is_float32(expected).mean() > 0.5:
+        return False
+    return deviation <= FLOAT32_SPREAD * own
+
+
+def _choose(fits: list[_Fit]) -> tuple[str, bool]:
+    """Rule 4 over ``fits``: (the message to name or "", whether any fit explains the output)."""
+    explaining = [f for f in fits if f.explains]
+    if not explaining:
+        return "", False
+    if len({f.message for f in explaining}) > 1:
+        return "", True
+    best = min(explaining, key=lambda f: f.residual)
+    if best.precision == "float64" and any(
+            f.message != best.message and f.variant is not None and f.residual <= ABOUT_AS_GOOD * best.residual
+            for f in fits):
+        return "", True
+    return best.message, True
 
 
 def diagnose(got: np.ndarray, expected: np.ndarray, mistakes: dict[str, Mistake],
              atol: float | None = None) -> str:
-    """The message of the known mistake whose output ``got`` matches, else "".
+    """The message of the known mistake that explains ``got``, else "" (the module's naming rule).
 
-    When several match, the closest wins. Variants that raise are ignored. With ``atol`` (the
-    check's tolerance), a variant that would itself pass is ignored too: on these inputs it cannot
-    be told from the right answer (no 1/sqrt(d_head) when the softmax is one-hot at x1000), so it
-    explains no failure, yet the tolerance relative to a large scale would let it "match".
+    A variant is named only when it reproduces the output far better than the deviation itself: its
+    residual max|got - variant| is at most ``rtol * max(1, max|expected|)`` (float64 round-off, 1e-9) and at
+    most 1e-3 of max|got - expected|; and only when no other mistake does about as well (another one that
+    also explains the output, or a residual within 10x of the best: name neither). float32 is named on
+    float32 evidence only (rule 3: the output's values are float32 numbers and its deviation float32-sized,
+    or the float32 variant reproduces it 1e3 times better than the right answer). With ``atol`` (the check's
+    tolerance), a variant that would itself pass is ignored: it cannot be told from the right answer here.
+    Variants that raise are ignored. When ``mistakes`` is a :class:`KnownMistakes` with ``pairs`` and no
+    single mistake explains the output, pairs are tried the same way (rule 5).
+
+    Args:
+        got: the student's float64 array (may hold NaN/inf); expected: the truth, finite, same shape.
+        mistakes: key -> :class:`Mistake`.
+        atol: the check's absolute tolerance, or None.
+    Returns:
+        The named mistake's message (a pair's says both), or "".
     """
-    scale = float(np.max(np.abs(expected))) if expected.size else 1.0
-    scale = max(scale, 1.0)
-    best, best_err = "", np.inf
-    for mistake in mistakes.values():
-        try:
-            variant = np.asarray(mistake.compute(), dtype=np.float64)
-        except Exception:  # noqa: BLE001 - a variant that cannot be computed here names nothing
-            continue
-        if atol is not None and _same(expected, variant, atol):
-            continue
-        if not _same(got, variant, max(mistake.rtol * scale, 1e-12), mistake.nan_matches_any):
-            continue
-        finite = np.isfinite(got) & np.isfinite(variant)
-        err = float(np.max(np.abs(got[finite] - variant[finite]), initial=0.0))
-        if err < best_err:
-            best, best_err = mistake.message, err
-    return best
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    scale = max(1.0, float(np.max(np.abs(expected[np.isfinite(expected)]), initial=0.0)))
+    deviation = _residual(got, expected)
+    fits = {key: _fit(m, got, expected, deviation, scale, atol) for key, m in mistakes.items()}
+    name, explained = _choose(list(fits.values()))
+    if explained:
+        return name
+    singles = {key: f for key, f in fits.items() if f.variant is not None and f.residual < deviation}
+    pairs = {key: m for key, m in getattr(mistakes, "pairs", {}).items() if all(k in singles for k in key)}
+    return _choose([_fit(m, got, expected, deviation, scale, atol) for m in pairs.values()])[0]
 
 
 def _error_map(err: np.ndarray, what: str) -> dict:
@@ -140,8 +276,35 @@ def layout_diagnosis(got, shape: tuple[int, ...]) -> str:
     return ""
 
 
+def _digits_apart(a: float, b: float, start: int = 8) -> int:
+    """The fewest significant digits (at least ``start``, at most 17) at which ``a`` and ``b`` print
+    differently, so "expected 2900.2102, got 2900.2102" cannot happen (``start`` when they are equal)."""
+    p = start
+    while p < 17 and a != b and f"{a:.{p}g}" == f"{b:.{p}g}":
+        p += 1
+    return p
+
+
+def _above(err: float, atol: float) -> str:
+    """``err`` with enough digits (3 to 17) that it reads as more than ``atol`` when it is:
+    never "max abs error 1e-06 (allowed 1e-06)"."""
+    p = 3
+    while p < 17 and err > atol and float(f"{err:.{p}g}") <= atol:
+        p += 1
+    return f"{err:.{p}g}"
+
+
+def _fail(feedback: str, diagnosis: str, findings, details: dict) -> CheckFailure:
+    """The CheckFailure of a value mismatch: the probes' findings stand in when no mistake is named."""
+    if not diagnosis and findings is not None:
+        diagnosis = "; ".join(findings())
+    return CheckFailure(feedback, diagnosis, details)
+
+
 def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
-                 mistakes: dict[str, Mistake] | None = None) -> None:
+                 mistakes: dict[str, Mistake] | None = None,
+                 findings: Callable[[], list[str]] | None = None,
+                 input_scale: float | None = None) -> None:
     """Fail the check unless ``got`` is a float64 array equal to ``expected`` within ``atol``.
 
     Args:
@@ -149,7 +312,13 @@ def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
         expected: float64 truth, computed by PyTorch in the test.
         what: the call in words, e.g. ``"multi_head_attention(x, ..., n_heads=6)"``.
         atol: largest allowed absolute error (DESIGN.md: 1e-6 on float64).
-        mistakes: known wrong variants to try when the values differ.
+        mistakes: known wrong variants to try when the values differ (a :class:`KnownMistakes` may
+            carry pairs); named by :func:`diagnose`'s rule.
+        findings: called only when the values fail and no mistake is named: sentences (e.g. the
+            behavioural probes' findings) that become the diagnosis, joined with "; ".
+        input_scale: the largest input magnitude of the call, when the caller knows it; a NaN/inf
+            failure says the inputs were large when it is at least :data:`LARGE_INPUT` (without it, when
+            the expected values are that large: they come from large inputs).
 
     Raises:
         CheckFailure: with feedback (max abs error, worst index, expected vs got), the
@@ -170,18 +339,24 @@ def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
     err = np.abs(got - expected)
     if not finite.all():
         bad = int((~finite).sum())
-        raise CheckFailure(
+        if input_scale is None:
+            input_scale = float(np.max(np.abs(expected), initial=0.0))
+        large = f" (the inputs here are large, about {input_scale:.3g} in magnitude)" \
+            if input_scale >= LARGE_INPUT else ""
+        raise _fail(
             f"{what} returned {bad} NaN or infinite value(s) out of {got.size} where the expected "
-            f"values are all finite (largest input magnitude matters here).",
-            diagnose(got, expected, mistakes, atol), _error_map(np.where(finite, err, np.inf), what),
+            f"values are all finite{large}.",
+            diagnose(got, expected, mistakes, atol), findings, _error_map(np.where(finite, err, np.inf), what),
         )
     max_err = float(err.max()) if err.size else 0.0
     if max_err <= atol:
         return
     worst = np.unravel_index(int(np.argmax(err)), err.shape)
-    raise CheckFailure(
-        f"{what}: max abs error {max_err:.3g} (allowed {atol:g}) at index {tuple(int(i) for i in worst)}: "
-        f"expected {expected[worst]:.8g}, got {got[worst]:.8g}; "
+    e, g = float(expected[worst]), float(got[worst])
+    p = _digits_apart(e, g)
+    raise _fail(
+        f"{what}: max abs error {_above(max_err, atol)} (allowed {atol:g}) at index "
+        f"{tuple(int(i) for i in worst)}: expected {e:.{p}g}, got {g:.{p}g}; "
         f"{int((err > atol).sum())} of {err.size} values are off.",
-        diagnose(got, expected, mistakes, atol), _error_map(err, what),
+        diagnose(got, expected, mistakes, atol), findings, _error_map(err, what),
     )

@@ -4,6 +4,7 @@ Expected arrays are written by hand here; where np.allclose would have been fool
 shows it, so the reason for each check stays visible.
 """
 import math
+import re
 
 import numpy as np
 import pytest
@@ -50,6 +51,55 @@ def test_atol_is_absolute_at_large_magnitude():
     got = expected * (1 + 1e-9)
     assert np.allclose(got, expected)
     assert "max abs error 0.002" in failure(got, expected).feedback
+
+
+def test_the_values_shown_differ_when_the_numbers_do():
+    # 8 significant digits printed "expected 2900.2102, got 2900.2102" for a 2e-6 error.
+    expected = np.array([2900.2102, 1.0])
+    got = expected + np.array([2e-6, 0.0])
+    shown_e, shown_g = re.search(r"expected (\S+), got (\S+);", failure(got, expected).feedback).groups()
+    assert shown_e != shown_g
+    assert float(shown_g) - float(shown_e) == pytest.approx(2e-6, rel=1e-2)
+
+
+def test_an_error_just_above_the_tolerance_reads_as_above_it():
+    # "max abs error 1e-06 (allowed 1e-06)" read as a failure for passing code.
+    got = E + np.array([[1.0000004e-6, 0.0], [0.0, 0.0]])
+    fb = failure(got, E).feedback
+    assert "(allowed 1e-06)" in fb
+    assert float(re.search(r"max abs error (\S+) ", fb).group(1)) > 1e-6
+
+
+def test_the_large_input_note_only_where_the_inputs_are_large():
+    # A fully masked row is NaN at any scale: no word about large inputs there.
+    got = E.copy()
+    got[0] = np.nan
+    assert "large" not in failure(got, E).feedback
+    big = 1000.0 * E
+    assert "the inputs here are large, about 4e+03 in magnitude" in failure(1000.0 * got, big).feedback
+    assert "about 1e+03" in failure(got, E, input_scale=1000.0).feedback  # softmax(1000 x): outputs <= 1
+    assert "large" not in failure(1000.0 * got, big, input_scale=2.0).feedback
+
+
+def test_findings_become_the_diagnosis_when_no_mistake_is_named():
+    calls = []
+
+    def findings():
+        calls.append(1)
+        return ["changing token 5 moved your output at token 3", "b_out is not used"]
+
+    expect_array(E.copy(), E, what="f(x)", findings=findings)
+    assert calls == []  # computed only when the values fail
+    assert failure(E + 0.5, E, findings=findings).diagnosis == (
+        "changing token 5 moved your output at token 3; b_out is not used")
+    nan = E.copy()
+    nan[1, 1] = np.nan
+    assert failure(nan, E, findings=findings).diagnosis.startswith("changing token 5")
+    named = failure(WRONG_AXIS.copy(), RIGHT, mistakes=SOFTMAX_MISTAKES, findings=findings)
+    assert named.diagnosis == "softmax over the wrong axis" and len(calls) == 2
+    assert failure(E.astype(np.float32), E, findings=findings).diagnosis.startswith("float32 cast")
+    assert failure(E + 0.5, E, findings=lambda: []).diagnosis == ""
+    assert len(calls) == 2
 
 
 # ---------------------------------------------------------------- type, dtype, shape
@@ -182,16 +232,18 @@ def test_an_unknown_mistake_names_nothing():
     assert err.diagnosis == ""
 
 
-def test_diagnose_picks_the_closest_match_whatever_the_order():
-    got = np.array([[0.2, 0.3], [0.4, 0.1]])
-    near = Mistake("near", lambda: got + 5e-8)  # within rtol 1e-7 of a unit scale
+def test_diagnose_names_the_variant_that_reproduces_the_output_whatever_the_order():
+    expected = np.array([[0.5, 0.5], [0.5, 0.5]])
+    got = np.array([[0.2, 0.3], [0.4, 0.1]])                # deviation 0.4
     exact = Mistake("exact", lambda: got.copy())
+    near = Mistake("near", lambda: got + 5e-8)              # 5e-8 off: above float64 round-off (1e-9)
     far = Mistake("far", lambda: got + 1.0)
-    assert diagnose(got, got, {"near": near, "exact": exact, "far": far}) == "exact"
-    assert diagnose(got, got, {"exact": exact, "near": near}) == "exact"
-    assert diagnose(got, got, {"near": near, "far": far}) == "near"
-    assert diagnose(got, got, {"far": far}) == ""
-    assert diagnose(got, got, {}) == ""
+    assert diagnose(got, expected, {"near": near, "exact": exact, "far": far}) == "exact"
+    assert diagnose(got, expected, {"exact": exact, "near": near}) == "exact"
+    assert diagnose(got, expected, {"near": near, "far": far}) == ""
+    assert diagnose(got, expected, {"far": far}) == ""
+    assert diagnose(got, expected, {}) == ""
+    assert diagnose(got, got, {"exact": exact}) == ""  # no deviation, nothing to explain
 
 
 def test_diagnose_ignores_variants_that_raise_or_have_another_shape():
@@ -201,17 +253,17 @@ def test_diagnose_ignores_variants_that_raise_or_have_another_shape():
         "shape": Mistake("shape", lambda: np.array([[1.0, 2.0]])),
         "match": Mistake("match", lambda: [1.0, 2.0]),  # a list is fine: it is turned into float64
     }
-    assert diagnose(got, got, mistakes) == "match"
+    assert diagnose(got, np.array([1.0, 3.0]), mistakes) == "match"
 
 
-def test_diagnose_tolerance_scales_with_the_expected_magnitude():
-    # rtol 1e-7 of max(|expected|, 1): 1e-7 at unit scale, 1e-4 at magnitude 1000.
-    got = np.array([1000.0, -3.0])
-    variant = Mistake("v", lambda: got + 5e-5)
+def test_diagnose_round_off_bound_scales_with_the_expected_magnitude():
+    # rtol 1e-9 of max(|expected|, 1): 1e-6 at magnitude 1000, 1e-9 at unit scale.
+    got = np.array([1000.0, -3.0])                          # 4 off the right answer at index 1
+    variant = Mistake("v", lambda: got + 5e-7)
     assert diagnose(got, np.array([1000.0, 1.0]), {"v": variant}) == "v"
-    assert diagnose(got, np.array([1.0, 1.0]), {"v": variant}) == ""
-    loose = Mistake("loose", lambda: got + 5e-5, rtol=1e-4)
-    assert diagnose(got, np.array([1.0, 1.0]), {"loose": loose}) == "loose"
+    assert diagnose(got / 1000, np.array([1.0, 1e-3]), {"v": Mistake("v", lambda: got / 1000 + 5e-7)}) == ""
+    loose = Mistake("loose", lambda: got / 1000 + 5e-7, rtol=1e-6)
+    assert diagnose(got / 1000, np.array([1.0, 1e-3]), {"loose": loose}) == "loose"
 
 
 def test_diagnose_counts_nan_in_the_same_place_as_a_match():

@@ -89,12 +89,16 @@ def _setup(shape, seed):
 
 def test_mistake_keys_are_the_contract():
     assert set(mistakes.MHA_MISTAKES) == {
-        "heads_wrong_order", "heads_wrong_join", "no_out_proj", "no_scale", "scale_sqrt_d_model",
-        "softmax_wrong_axis", "mask_leaks_future", "mask_blocks_diagonal", "mask_after_softmax",
-        "unstable_softmax", "float32", "mask_ignored"}
+        "heads_wrong_order", "heads_wrong_join", "heads_no_transpose", "heads_reverse_order", "no_out_proj",
+        "out_not_transposed", "qkv_not_transposed", "no_qkv_bias", "no_out_bias", "no_biases", "no_scale",
+        "scale_sqrt_d_model", "softmax_wrong_axis", "batch_mixed", "mask_leaks_future", "mask_blocks_diagonal",
+        "mask_inverted", "mask_added", "mask_added_keep", "mask_after_softmax", "unstable_softmax", "float32",
+        "mask_ignored"}
     assert set(mistakes.BLOCK_MISTAKES) == {
-        "no_residual", "no_attn_residual", "no_mlp_residual", "no_layer_norm", "post_norm", "erf_gelu",
-        "relu", "causal_ignored"}
+        "no_residual", "no_attn_residual", "no_mlp_residual", "residual_doubled", "residual_from_ln",
+        "norm_after_sublayer", "no_layer_norm", "post_norm", "eps_1e-6", "ln_eps_outside_sqrt",
+        "ln_unbiased_variance", "ln_no_affine", "erf_gelu", "relu", "sigmoid_gelu", "mlp_weights_swapped",
+        "causal_ignored"}
     assert set(mistakes.SOFTMAX_MISTAKES) == {"wrong_axis", "axis_ignored", "unstable"}
     assert set(mistakes.LAYER_NORM_MISTAKES) == {"unbiased_variance", "no_affine", "eps_outside_sqrt"}
     assert set(mistakes.GELU_MISTAKES) == {"erf", "relu", "sigmoid_approx"}
@@ -107,9 +111,11 @@ def test_mistake_keys_are_the_contract():
 
 
 def test_unknown_mistake_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown multi-head attention mistake 'nope'; known: float32"):
+    with pytest.raises(ValueError, match="unknown multi-head attention mistake 'nope'; known: batch_mixed, float32"):
         mistakes.mha_variant(np.zeros((1, 2, 4)), np.zeros((12, 4)), np.zeros(12), np.zeros((4, 4)),
                              np.zeros(4), 2, False, mistake="nope")
+    with pytest.raises(ValueError, match="unknown transformer block mistake 'nope'"):  # also inside a pair
+        mistakes.block_variant(np.zeros((1, 2, 4)), {}, 2, False, mistake=("post_norm", "nope"))
 
 
 def test_reference_block_state_dict_names_and_random_parameters():
@@ -191,10 +197,11 @@ def test_gelu_variant_none_matches_torch():
 
 # ------------------------------------------------------------------------- every mistake is visible
 
-# A mask mistake only shows with causal=True, so it is not drawn with causal=False.
+# A mask mistake only shows with causal=True, so it is not drawn with causal=False. Without the transpose
+# the (T, T) mask does not fit the (B, T, h, h) scores: that student's code fails (tested below).
 @pytest.mark.parametrize("mistake, causal", [
     (m, c) for m in sorted(set(mistakes.MHA_MISTAKES) - {"unstable_softmax", "float32"}) for c in (False, True)
-    if c or m not in mistakes.MHA_CAUSAL_ONLY])
+    if (c or m not in mistakes.MHA_CAUSAL_ONLY) and not (c and m == "heads_no_transpose")])
 def test_mha_mistake_changes_the_answer(mistake, causal):
     _, x, weights, h = _setup(DIFF_SHAPE, seed=50)
     correct = mistakes.mha_variant(x, *weights, h, causal)
@@ -256,7 +263,8 @@ def test_block_mistake_changes_the_answer(mistake, causal):
     correct = mistakes.block_variant(x, params, h, causal)
     wrong = mistakes.block_variant(x, params, h, causal, mistake=mistake)
     assert wrong.dtype == np.float64 and wrong.shape == correct.shape
-    assert _err(wrong, correct) > 1e-4
+    # eps slips are small (1e-6 vs 1e-5 on rows of variance ~3) but above the checks' 1e-6
+    assert _err(wrong, correct) > (2e-6 if mistake in ("eps_1e-6", "ln_eps_outside_sqrt") else 1e-4)
 
 
 @pytest.mark.parametrize("mistake", sorted(mistakes.SOFTMAX_MISTAKES))
@@ -351,27 +359,90 @@ def test_mha_heads_wrong_order_agrees_with_a_per_head_loop():
     assert _err(mistakes.mha_variant(x, w_qkv, b_qkv, w_out, b_out, h, False, "heads_wrong_order"), expected) < 1e-10
 
 
-class _Residual(nn.Module):
-    """Pieces of a ReferenceBlock recombined: the variants' torch-built counterparts."""
+def _pre(t, f, ln):
+    return t + f(ln(t))
 
-    def __init__(self, block, mistake):
+
+#: How a wrong block wires each half (t the stream, f the sub-layer, ln its norm), written out with modules.
+WIRING = {
+    "post_norm": lambda t, f, ln: ln(t + f(t)),
+    "norm_after_sublayer": lambda t, f, ln: t + ln(f(t)),
+    "residual_from_ln": lambda t, f, ln: ln(t) + f(ln(t)),
+    "residual_doubled": lambda t, f, ln: 2.0 * f(ln(t)),
+    "no_residual": lambda t, f, ln: f(ln(t)),
+}
+
+
+class _Rewired(nn.Module):
+    """A ReferenceBlock's modules with each half wired as ``wiring[i](t, f, ln)`` (0 attention, 1 MLP)."""
+
+    def __init__(self, block, wiring):
         super().__init__()
-        self.block, self.mistake = block, mistake
+        self.block, self.wiring = block, wiring
 
     def forward(self, x, causal):
-        blk, mk = self.block, self.mistake
+        blk = self.block
         mask = torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1) if causal else None
 
         def attn(t):
             return blk.attn(t, t, t, attn_mask=mask, need_weights=False)[0]
 
-        if mk == "post_norm":
-            x = blk.ln1(x + attn(x))
-            return blk.ln2(x + blk.mlp(x))
-        a = attn(blk.ln1(x))
-        x = a if mk in ("no_residual", "no_attn_residual") else x + a
-        m = blk.mlp(blk.ln2(x))
-        return m if mk in ("no_residual", "no_mlp_residual") else x + m
+        x = self.wiring[0](x, attn, blk.ln1)
+        return self.wiring[1](x, blk.mlp, blk.ln2)
+
+
+class _HandNorm(nn.Module):
+    """A layer norm with ``ln``'s weight and bias but eps outside the square root, or the unbiased variance."""
+
+    def __init__(self, ln: nn.LayerNorm, kind: str):
+        super().__init__()
+        self.ln, self.kind = ln, kind
+
+    def forward(self, x):
+        centred = x - x.mean(-1, keepdim=True)
+        if self.kind == "ln_eps_outside_sqrt":
+            xhat = centred / (x.std(-1, unbiased=False, keepdim=True) + self.ln.eps)
+        else:
+            xhat = centred / torch.sqrt(x.var(-1, unbiased=True, keepdim=True) + self.ln.eps)
+        return xhat * self.ln.weight + self.ln.bias
+
+
+class _SigmoidGELU(nn.Module):
+    def forward(self, x):
+        return x * torch.sigmoid(1.702 * x)
+
+
+def _edit_block(block, mistake: str) -> None:
+    """Change ``block``'s modules in place so that it computes ``mistake`` (the parts modules can express)."""
+    d = block.ln1.normalized_shape[0]
+    if mistake in ("erf_gelu", "relu", "sigmoid_gelu"):
+        block.mlp.gelu = {"erf_gelu": nn.GELU(), "relu": nn.ReLU(), "sigmoid_gelu": _SigmoidGELU()}[mistake]
+    elif mistake == "no_layer_norm":
+        block.ln1, block.ln2 = nn.Identity(), nn.Identity()
+    elif mistake == "eps_1e-6":
+        block.ln1.eps = block.ln2.eps = 1e-6
+    elif mistake == "ln_no_affine":
+        block.ln1, block.ln2 = (nn.LayerNorm(d, elementwise_affine=False, dtype=torch.float64) for _ in range(2))
+    elif mistake in ("ln_eps_outside_sqrt", "ln_unbiased_variance"):
+        block.ln1, block.ln2 = _HandNorm(block.ln1, mistake), _HandNorm(block.ln2, mistake)
+    elif mistake == "mlp_weights_swapped":  # fc computes t @ proj.weight, proj computes h @ fc.weight
+        fc_w, proj_w = block.mlp.fc.weight.detach().clone(), block.mlp.proj.weight.detach().clone()
+        with torch.no_grad():
+            block.mlp.fc.weight.copy_(proj_w.T)
+            block.mlp.proj.weight.copy_(fc_w.T)
+
+
+def _torch_built_block(block, x, mistakes_: tuple[str, ...]) -> np.ndarray:
+    """What ``block`` edited for every mistake in ``mistakes_`` computes on ``x`` (causal)."""
+    wiring = [_pre, _pre]
+    for mk in mistakes_:
+        _edit_block(block, mk)
+        if mk in WIRING:
+            wiring = [WIRING[mk], WIRING[mk]]
+        elif mk in ("no_attn_residual", "no_mlp_residual"):
+            wiring[0 if mk == "no_attn_residual" else 1] = WIRING["no_residual"]
+    with torch.no_grad():
+        return _Rewired(block, wiring)(torch.as_tensor(x), "causal_ignored" not in mistakes_).numpy()
 
 
 @pytest.mark.parametrize("mistake", sorted(mistakes.BLOCK_MISTAKES))
@@ -380,18 +451,21 @@ def test_block_mistake_agrees_with_torch_built_equivalent(mistake):
     block = reference.random_block(d, h, _gen(90))
     params = reference.block_params(block)
     x = _x((B, T, d), 91)
-    if mistake == "erf_gelu":
-        block.mlp.gelu = nn.GELU()
-    elif mistake == "relu":
-        block.mlp.gelu = nn.ReLU()
-    elif mistake == "no_layer_norm":
-        block.ln1, block.ln2 = nn.Identity(), nn.Identity()
-    if mistake in ("no_residual", "no_attn_residual", "no_mlp_residual", "post_norm"):
-        with torch.no_grad():
-            expected = _Residual(block, mistake)(torch.as_tensor(x), True).numpy()
-    else:
-        expected = reference.run_block(block, x, causal=mistake != "causal_ignored")
+    expected = _torch_built_block(block, x, (mistake,))
     assert _err(mistakes.block_variant(x, params, h, True, mistake), expected) < 1e-10
+
+
+@pytest.mark.parametrize("pair", [("post_norm", "erf_gelu"), ("eps_1e-6", "mlp_weights_swapped"),
+                                  ("no_attn_residual", "ln_no_affine"), ("residual_from_ln", "causal_ignored")])
+def test_block_pair_agrees_with_torch_built_equivalent(pair):
+    B, T, d, h = DIFF_SHAPE
+    block = reference.random_block(d, h, _gen(92))
+    params = reference.block_params(block)
+    x = _x((B, T, d), 93)
+    expected = _torch_built_block(block, x, pair)
+    assert _err(mistakes.block_variant(x, params, h, True, pair), expected) < 1e-10
+    for one in pair:  # both mistakes matter (an eps slip only by about 1e-5)
+        assert _err(mistakes.block_variant(x, params, h, True, one), expected) > 2e-6
 
 
 def test_small_function_mistakes_agree_with_torch():

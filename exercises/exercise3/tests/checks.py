@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.compare import Mistake
+from grader.compare import KnownMistakes, Mistake, both
 
 try:  # judge side only: the torch reference and the variants (with no mistake, the right computation)
     from exercises.exercise3.tests import reference
@@ -17,8 +17,9 @@ except ImportError:  # a student's bundle: public checks use the stored cases (t
     reference = mistakes = None
 # The two costly diagnoses (torch attention in full), kept per exact input like the references: in a batch
 # with one seed, every submission that fails a check the same way asks for the same variants.
-mha_variant = reference.cached(mistakes.mha_variant) if mistakes else None
-block_variant = reference.cached(mistakes.block_variant) if mistakes else None
+# A failing check may ask for a few hundred pairs, hence the larger cache (an entry is one (B, T, d) array).
+mha_variant = reference.cached(mistakes.mha_variant, maxsize=4096) if mistakes else None
+block_variant = reference.cached(mistakes.block_variant, maxsize=4096) if mistakes else None
 
 #: Test functions every behavioural check depends on.
 GATES = ["test_module_loads", "test_uses_only_numpy"]
@@ -37,32 +38,38 @@ def draw_x(rng: np.random.Generator, B: int, T: int, d: int, scale: float = 1.7)
     return 0.3 + scale * rng.standard_normal((B, T, d))
 
 
-def mha_mistakes(x, weights, n_heads: int, causal: bool) -> dict[str, Mistake]:
-    """Known wrong variants of ``multi_head_attention`` for these inputs ({} in a student's bundle)."""
-    out = {}
-    if mistakes is None:
-        return out
-    for key, message in mistakes.MHA_MISTAKES.items():
-        if key in mistakes.MHA_CAUSAL_ONLY and not causal:
-            continue
-        out[key] = Mistake(
-            message,
-            lambda key=key: mha_variant(x, *weights, n_heads, causal, mistake=key),
-            rtol=1e-4 if key == "float32" else 1e-7,
-            nan_matches_any=key == "mask_blocks_diagonal",
-        )
-    return out
+def _known(table: dict[str, str], keys: list[str], variant, exclusive, precision=frozenset(),
+           nan_matches_any=frozenset()) -> KnownMistakes:
+    """``keys`` of ``table`` as Mistakes, with the pairs ``mistakes.pairs`` allows; ``variant(key or pair)``
+    computes each wrong output."""
+    def mistake(combo: tuple[str, ...]) -> Mistake:
+        return Mistake(both(*(table[k] for k in combo)) if len(combo) > 1 else table[combo[0]],
+                       lambda: variant(combo if len(combo) > 1 else combo[0]),
+                       nan_matches_any=bool(set(combo) & nan_matches_any),
+                       precision="float32" if set(combo) & precision else "float64")
+
+    return KnownMistakes({k: mistake((k,)) for k in keys},
+                         {pair: mistake(pair) for pair in mistakes.pairs(keys, exclusive, precision)})
 
 
-def block_mistakes(x, params, n_heads: int, causal: bool) -> dict[str, Mistake]:
-    """Known wrong variants of ``transformer_block`` for these inputs ({} in a student's bundle)."""
+def mha_mistakes(x, weights, n_heads: int, causal: bool) -> KnownMistakes:
+    """Known wrong variants of ``multi_head_attention`` for these inputs, with the pairs of them that
+    ``grader.compare.diagnose`` tries when no single one explains the output ({} in a student's bundle)."""
     if mistakes is None:
-        return {}
-    return {
-        key: Mistake(message, lambda key=key: block_variant(x, params, n_heads, causal, mistake=key))
-        for key, message in mistakes.BLOCK_MISTAKES.items()
-        if causal or key not in mistakes.BLOCK_CAUSAL_ONLY
-    }
+        return KnownMistakes()
+    return _known(mistakes.MHA_MISTAKES, [k for k in mistakes.MHA_MISTAKES if causal or k not in mistakes.MHA_CAUSAL_ONLY],
+                  lambda m: mha_variant(x, *weights, n_heads, causal, mistake=m), mistakes.MHA_EXCLUSIVE,
+                  mistakes.MHA_PRECISION, mistakes.MHA_FULLY_MASKED_ROW)
+
+
+def block_mistakes(x, params, n_heads: int, causal: bool) -> KnownMistakes:
+    """Known wrong variants of ``transformer_block`` for these inputs, with their pairs ({} in a student's
+    bundle)."""
+    if mistakes is None:
+        return KnownMistakes()
+    return _known(mistakes.BLOCK_MISTAKES,
+                  [k for k in mistakes.BLOCK_MISTAKES if causal or k not in mistakes.BLOCK_CAUSAL_ONLY],
+                  lambda m: block_variant(x, params, n_heads, causal, mistake=m), mistakes.BLOCK_EXCLUSIVE)
 
 
 def simple_mistakes(messages: dict[str, str], variant) -> dict[str, Mistake]:
