@@ -77,6 +77,85 @@ def test_grade_works_in_the_release_on_public_checks(bundle, tmp_path):
     assert (bundle / "reports" / "exercise3.html").is_file()
 
 
+# --------------------------------------------------------------------------------------------- exercise 2
+
+EX2 = ROOT / "exercises" / "exercise2"
+
+
+def _exercise2_hidden_counts() -> dict[str, int]:
+    """What the hidden checks of exercise 2 compare with that a student could copy, from the torch reference:
+    the lesson's counts (the constants, their attention and MLP parts, GPT-2 small tied and untied)."""
+    sys.path.insert(0, str(ROOT))
+    from exercises.exercise2.tests import reference
+
+    lesson, gpt2 = reference.LESSON_BLOCK, reference.GPT2_SMALL
+    block = reference.build_block(**lesson)
+    return {"attention": reference.count(block.attn), "MLP": reference.count(block.mlp),
+            "bare block": reference.block_count(**lesson),
+            "block with biases and norms": reference.block_count(**lesson, bias=True, layer_norm=True),
+            "GPT-2 small": reference.gpt_count(**gpt2), "GPT-2 untied": reference.gpt_count(**dict(gpt2, tied=False))}
+
+
+#: The hidden MLP_SHARE (2/3), written as a decimal or as a fraction of the lesson's terms.
+SHARE_WRITTEN = re.compile(r"0\.66[67]|(?<![\d.])(8\s*/\s*12|2\s*/\s*3)(?![\d.])")
+
+
+def test_exercise2_ships_no_reference_and_no_hidden_number(bundle):
+    """No torch reference (it prints every hidden count), no formula of a mistake, and no hidden count in any
+    shipped text file, its digits with their separators taken out (7,077,888 and 7_077_888 are 7077888);
+    no exercise 2 file writes the MLP share."""
+    shipped = bundle / "exercises" / "exercise2"
+    assert (EX2 / "tests" / "reference.py").is_file(), "the reference is gone from the judge side: update this test"
+    assert not (shipped / "tests" / "reference.py").exists()
+    assert {p.name for p in (shipped / "tests").rglob("*.py")} == {"checks.py", "properties.py", "test_derive_public.py"}
+    assert (shipped / "tests" / "stored_counts.toml").is_file()
+    counts = _exercise2_hidden_counts()
+    assert counts["bare block"] == 7_077_888  # the lesson's number: the rule below looks for the right thing
+    found = []
+    for path in _released_files(bundle):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        digits = re.sub(r"(?<=\d)[_,](?=\d)", "", text)
+        rel = path.relative_to(bundle).as_posix()
+        found += [f"{rel}: {name}" for name, count in counts.items() if str(count) in digits]
+        if "exercise2" in rel and SHARE_WRITTEN.search(text):
+            found.append(f"{rel}: the MLP share ({SHARE_WRITTEN.search(text).group()})")
+    assert not found, found
+
+
+def test_exercise2_grades_in_the_release_on_stored_counts_and_properties(bundle):
+    """In the bundle (no reference, no mistakes' formulas): the skeleton gets 0 / 3 and the solution 3 / 3 from
+    the stored counts; a wrong count gets the properties its function breaks, and a likely mistake only when
+    it was measured (the count changes with n_heads), never a formula's name."""
+    work = bundle / "exercise2" / "derive.py"
+    corpus = ROOT / "tests" / "corpus" / "exercise2"
+    try:
+        skeleton = _grade_in_bundle(bundle, "exercise2")
+        assert (skeleton["score"], skeleton["max_score"]) == (0, 3), skeleton
+        assert not [c for c in skeleton["checks"] if c["status"] == "error"]
+        shutil.copy(corpus / "no_out_proj" / "derive.py", work)
+        wrong = _grade_in_bundle(bundle, "exercise2")
+        failed = {c["name"]: c for c in wrong["checks"] if c["status"] != "passed"}
+        assert set(failed) == {"test_block_params_small", "test_block_params_small_with_bias_and_ln",
+                               "test_gpt_params_small[tied]", "test_gpt_params_small[untied]"}
+        # d_model 40, by hand: the bare block less the MLP's 2·4·1,600 leaves 3·1,600 for the attention.
+        assert "leaves 4,800 for the attention (d_model=40)" in failed["test_block_params_small"]["feedback"]
+        assert not [c for c in failed.values() if c["diagnosis"]]
+        shutil.copy(corpus / "heads_vary" / "derive.py", work)
+        heads = _grade_in_bundle(bundle, "exercise2")
+        diagnoses = {c["diagnosis"] for c in heads["checks"] if c["status"] != "passed"}
+        assert diagnoses == {"your count changes with n_heads, but the number of heads does not change the count: "
+                             "the heads split d_model into n_heads slices of d_model / n_heads, so W_Q, W_K, W_V "
+                             "and W_O stay d_model x d_model in total"}, diagnoses
+        shutil.copy(ROOT / "solutions" / "exercise2" / "derive.py", work)
+        solved = _grade_in_bundle(bundle, "exercise2")
+        assert (solved["score"], solved["max_score"]) == (3, 3), solved
+    finally:
+        shutil.copy(EX2 / "skeleton" / "derive.py", work)
+
+
 # --------------------------------------------------------------------------------------------- exercise 4
 
 EX4 = ROOT / "exercises" / "exercise4"

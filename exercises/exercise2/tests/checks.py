@@ -46,7 +46,7 @@ FUNCTIONS = {
 #: The contract's defaults.
 DEFAULTS = {"block_params": dict(mlp_ratio=4, bias=False, layer_norm=False),
             "gpt_params": dict(mlp_ratio=4, tied=True)}
-#: |MLP_SHARE - truth| allowed (a float written as a fraction such as 2/3 is within 1e-16).
+#: |MLP_SHARE - truth| allowed (a float written as an exact fraction is within 1e-16).
 SHARE_ATOL = 1e-9
 #: The public checks' expected counts (see the module's doc).
 STORED_COUNTS = Path(__file__).with_name("stored_counts.toml")

@@ -5,8 +5,9 @@ the student's ``block_params`` or ``gpt_params`` on configurations next to the o
 the function with itself -- a count that changes with ``d_model`` and not with ``n_heads``;
 ``layer_norm=True`` adds the two layer norms' 2·d_model each; ``bias=True`` adds one number per output of
 every linear layer; one more unit of ``mlp_ratio`` adds d_model² to each MLP matrix; one more token,
-position or layer adds one embedding row or one block; the final layer norm is 2·d_model. Each property follows from the contract in the README (the modules it names:
-``nn.MultiheadAttention``, ``nn.Linear``, ``nn.LayerNorm``, ``nn.Embedding``).
+position or layer adds one embedding row or one block; the final layer norm is 2·d_model. Each property
+follows from the contract in the README (the modules it names: ``nn.MultiheadAttention``, ``nn.Linear``,
+``nn.LayerNorm``, ``nn.Embedding``).
 
 A probe returns a :class:`grader.probes.Finding` for a property the function breaks, with the numbers it
 measured, and nothing for a property that holds or that it could not measure (a call that failed or did
@@ -61,17 +62,19 @@ def block_findings(own: Own, config: dict) -> list[Finding]:
     if found and found[0].probe == "fixed":
         return found
     with_ln, without_ln = own(dict(base, layer_norm=True)), own(dict(base, layer_norm=False))
-    if with_ln is not None and without_ln is not None and with_ln - without_ln != 4 * d:
+    ln_step = None if with_ln is None or without_ln is None else with_ln - without_ln
+    if ln_step is not None and ln_step != 4 * d:
         found.append(Finding("layer_norm", "layer norms", (
-            f"layer_norm=True adds {with_ln - without_ln:,} to your count (d_model={d}); the block's two layer "
-            f"norms have a weight and a bias of d_model each: 4·d_model = {4 * d:,}")))
+            f"layer_norm=True adds {ln_step:,} to your count (d_model={d}); the block's two layer norms have a "
+            f"weight and a bias of d_model each: 4·d_model = {4 * d:,}")))
     bare = own(dict(base, bias=False, layer_norm=False))
     with_bias = own(dict(base, bias=True, layer_norm=False))
-    if bare is not None and with_bias is not None and with_bias - bare != (r + 5) * d:
+    bias_step = None if bare is None or with_bias is None else with_bias - bare
+    if bias_step is not None and bias_step != (r + 5) * d:
         found.append(Finding("bias", "biases", (
-            f"bias=True adds {with_bias - bare:,} to your count (d_model={d}, mlp_ratio={r}); a bias is one "
-            "number per output of a linear layer: d_model for each of W_Q, W_K, W_V and W_O, mlp_ratio·d_model "
-            f"and d_model for the MLP's two layers, {(r + 5) * d:,} in all")))
+            f"bias=True adds {bias_step:,} to your count (d_model={d}, mlp_ratio={r}); a bias is one number per "
+            "output of a linear layer: d_model for each of W_Q, W_K, W_V and W_O, mlp_ratio·d_model and d_model "
+            f"for the MLP's two layers, {(r + 5) * d:,} in all")))
     wider_mlp = own(dict(base, bias=False, layer_norm=False, mlp_ratio=r + 1))
     if bare is None or wider_mlp is None:
         return found
@@ -81,7 +84,10 @@ def block_findings(own: Own, config: dict) -> list[Finding]:
             f"mlp_ratio={r + 1} instead of {r} adds {wider_mlp - bare:,} to your count without biases and norms "
             f"(d_model={d}); each of the MLP's two matrices (d_model x mlp_ratio·d_model) grows by d_model²: "
             f"2·d_model² = {2 * d * d:,}")))
-    elif not found and bare - 2 * r * d * d != 4 * d * d:
+    # What is left for the attention is only its weights when the bare count holds no biases or norms: not
+    # so sure when bias=True or layer_norm=True adds nothing (they may be counted always), or heads matter.
+    elif (0 not in (bias_step, ln_step) and not [f for f in found if f.probe == "heads"]
+          and bare - 2 * r * d * d != 4 * d * d):
         found.append(Finding("attention", "attention projections", (
             f"without biases and norms, your count less the MLP's 2·mlp_ratio·d_model² leaves "
             f"{bare - 2 * r * d * d:,} for the attention (d_model={d}); W_Q, W_K, W_V and W_O are d_model x "
