@@ -13,8 +13,12 @@ with::
 - ``exercises/exercise2/tests/hidden/mistakes.py``: every ``*_variant(mistake=None)`` equals torch's count; every
   mistake changes the count on the configurations the checks draw, whatever the seed.
 - Grading: the reference solution gets full marks, the skeleton zero without grader errors, and every
-  known-wrong corpus case loses the points and gets the diagnosis its ``expected.toml`` says.
+  known-wrong corpus case loses the points and gets the diagnosis its ``expected.toml`` says, and no check
+  names a mistake the case does not make (its ``named`` list, written by hand from its derive.py).
 - The hidden checks never type in an expected number, and draw at least 20 random configurations.
+
+Naming and the properties have their own file (``test_exercise2_naming.py``); the student bundle is tested
+in ``test_release.py``.
 """
 from __future__ import annotations
 
@@ -189,7 +193,8 @@ def test_mistake_keys_are_the_contract():
         "lm_head_counted_when_tied", "lm_head_missing_when_untied", "lm_head_bias", "no_position_embedding",
         "no_embeddings", "blocks_only", "no_final_layer_norm", "blocks_without_bias_ln"}
     # Every key is in exactly one group (groups decide which pairs exist).
-    for table, groups in ((mistakes.BLOCK_MISTAKES, mistakes.BLOCK_GROUPS), (mistakes.GPT_MISTAKES, mistakes.GPT_GROUPS)):
+    for table, groups in ((mistakes.BLOCK_MISTAKES, mistakes.BLOCK_GROUPS),
+                          (mistakes.GPT_MISTAKES, mistakes.GPT_GROUPS)):
         grouped = [k for keys in groups.values() for k in keys]
         assert sorted(grouped) == sorted(table)
     assert set(mistakes.SHARE_MISTAKES) == {

@@ -114,7 +114,8 @@ def test_every_candidate_is_named_from_a_function_that_makes_it(function):
 
 @pytest.mark.parametrize("name, block_params", [
     ("one too many", lambda c: mistakes.block_variant(**c) + 1),
-    ("MLP biases 2·d (d each)", lambda c: mistakes.block_variant(**c) - (c["mlp_ratio"] - 1) * c["d_model"] * c["bias"]),
+    ("MLP biases 2·d (d each)",
+     lambda c: mistakes.block_variant(**c) - (c["mlp_ratio"] - 1) * c["d_model"] * c["bias"]),
     ("one W_O per head", lambda c: mistakes.block_variant(**c) + (c["n_heads"] - 1) * c["d_model"] ** 2),
     ("attention 4·d² + h", lambda c: mistakes.block_variant(**c) + c["n_heads"]),
 ])

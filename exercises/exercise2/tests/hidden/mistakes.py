@@ -226,7 +226,8 @@ def gpt_variant(vocab_size: int, n_ctx: int, d_model: int, n_layer: int, n_heads
                                mistake=block_keys)
     if "blocks_only" in keys:
         return blocks
-    tied = False if "lm_head_counted_when_tied" in keys else True if "lm_head_missing_when_untied" in keys else bool(tied)
+    if keys & {"lm_head_counted_when_tied", "lm_head_missing_when_untied"}:
+        tied = "lm_head_missing_when_untied" in keys
     wte = 0 if "no_embeddings" in keys else V * d
     wpe = 0 if keys & {"no_embeddings", "no_position_embedding"} else T * d
     ln_f = 0 if "no_final_layer_norm" in keys else 2 * d
