@@ -181,15 +181,18 @@ def explain(submission, function: str, config: dict, got: int, own_here: bool = 
     if not own_here:
         candidate = naming.name_count(function, config, got) if naming else None
         return "", candidate.message if candidate else "", {"mistakes": list(candidate.keys)} if candidate else {}
-    if function == "block_params":
-        found = properties.block_findings(own, config)
-    else:
-        found = properties.gpt_findings(own, own_counts(submission, "block_params"), config)
+    block_own = own_counts(submission, "block_params") if function == "gpt_params" else None
+    found = (properties.block_findings(own, config) if block_own is None
+             else properties.gpt_findings(own, block_own, config))
     findings = "What your function does: " + ". ".join(f.observation for f in found) + "." if found else ""
-    candidate = None
-    if naming is not None:
-        block_own = own_counts(submission, "block_params") if function == "gpt_params" else None
-        candidate = naming.name_function(function, config, got, own, block_own)
+    if block_own is not None and not found:  # gpt_params adds up the student's blocks: are those right?
+        block = dict(d_model=config["d_model"], n_heads=config["n_heads"], mlp_ratio=config.get("mlp_ratio", 4),
+                     bias=True, layer_norm=True)
+        in_block = properties.block_findings(block_own, block)
+        if in_block:
+            findings = (f"Your gpt_params counts your block_params({call_text(block)}) once a layer; what that "
+                        "does: " + ". ".join(f.observation for f in in_block) + ".")
+    candidate = naming.name_function(function, config, got, own, block_own) if naming else None
     if candidate is not None:
         return findings, candidate.message, {"mistakes": list(candidate.keys)}
     probes = {f.probe for f in found}

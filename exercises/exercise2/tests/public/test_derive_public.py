@@ -10,8 +10,10 @@ correct count (``properties.py``).
 """
 import pytest
 
-from exercises.exercise2.tests.checks import (CONSTANTS, FUNCTIONS, GATES, expect_function_count,
-                                              read_constant, stored_count)
+import numpy as np
+
+from exercises.exercise2.tests.checks import (CONSTANTS, FUNCTIONS, GATES, as_count, call_text,
+                                              expect_function_count, own_counts, read_constant, stored_count)
 from grader.plugin import CheckFailure
 from grader.static import forbidden_imports, parse
 
@@ -19,6 +21,13 @@ from grader.static import forbidden_imports, parse
 SMALL_BLOCKS = [dict(d_model=40, n_heads=5), dict(d_model=42, n_heads=7, mlp_ratio=3)]
 #: A small GPT: vocab 100, 16 positions, d_model 24, 3 layers, 4 heads.
 SMALL_GPT = dict(vocab_size=100, n_ctx=16, d_model=24, n_layer=3, n_heads=4, mlp_ratio=4)
+#: The lesson's configuration of each count constant (README, the task).
+LESSON_CALLS = {
+    "BLOCK_PARAMS_NO_BIAS": ("block_params", dict(d_model=768, n_heads=12)),
+    "BLOCK_PARAMS_WITH_BIAS_AND_LN": ("block_params", dict(d_model=768, n_heads=12, mlp_ratio=4, bias=True,
+                                                           layer_norm=True)),
+    "GPT2_SMALL_PARAMS": ("gpt_params", dict(vocab_size=50257, n_ctx=1024, d_model=768, n_layer=12, n_heads=12)),
+}
 
 
 @pytest.mark.check(points=0, hint="Run `python derive.py` yourself to see the error.")
@@ -90,3 +99,29 @@ def test_gpt_params_small(submission, tied):
     """gpt_params counts a small GPT as PyTorch does (vocab 100, n_ctx 16, d_model 24, 3 layers, 4 heads)."""
     config = dict(SMALL_GPT, tied=tied)
     expect_function_count(submission, "gpt_params", config, stored_count("gpt_params", config))
+
+
+@pytest.mark.check(points=0, depends=GATES,
+                   hint="Compute each constant with your own function, e.g. BLOCK_PARAMS_NO_BIAS = block_params(768, 12).")
+def test_constants_agree_with_your_functions(submission):
+    """The three count constants are what your own functions return for the lesson's configurations.
+
+    Whether those numbers are right is checked when your work is graded (the lesson's counts are hidden).
+    """
+    disagree, compared = [], 0
+    for name, (function, config) in LESSON_CALLS.items():
+        own = own_counts(submission, function)(config)
+        if own is None:
+            continue  # the function's own checks say why
+        compared += 1
+        value = read_constant(submission, name)
+        if isinstance(value, (float, np.floating)):
+            disagree.append(f"{name} is the float {value!r}: a count is a whole number (an int)")
+            continue
+        got = as_count(value, name, own, constant=True)
+        if got != own:
+            disagree.append(f"{name} = {got:,}, but your {function}({call_text(config)}) returns {own:,}")
+    if not compared:
+        pytest.skip("not checked: your functions return no count for the lesson's configurations")
+    if disagree:
+        raise CheckFailure("; ".join(disagree) + ". One of each is wrong; both are checked when your work is graded.")
