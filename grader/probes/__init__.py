@@ -10,8 +10,17 @@ student can act on -- or ``None`` when it saw nothing wrong or could not tell (t
 returned something that is not a finite float64 array of the contract's shape: the layout checks report
 that). Probes never raise because of the student's code.
 
-Modules: :mod:`grader.probes.attention` (``multi_head_attention``), :mod:`grader.probes.block`
-(``transformer_block`` and the small functions it uses).
+Modules:
+
+- :mod:`grader.probes.attention`: ``multi_head_attention`` (``run``, ``PROBES``), gathering
+  :mod:`~grader.probes.attention_mask` (causal mask, ``causal`` argument, batch elements),
+  :mod:`~grader.probes.attention_layout` (biases, weight layout, head slots and split) and
+  :mod:`~grader.probes.attention_softmax` (attention weights, precision, large scores), which share
+  :mod:`~grader.probes.attention_calls` (seed, shapes, the call of the student's function).
+- :mod:`grader.probes.block`: ``transformer_block`` (``run_block``, ``PROBES``): residual stream, layer
+  norms, causality, batch elements, attention sub-layer; its MLP in :mod:`~grader.probes.block_mlp`; the
+  designed calls in :mod:`~grader.probes.block_designs`.
+- :mod:`grader.probes.functions`: ``softmax``, ``layer_norm``, ``gelu`` (``run_functions``).
 """
 from __future__ import annotations
 

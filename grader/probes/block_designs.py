@@ -1,4 +1,4 @@
-"""Designed inputs for the transformer_block probes (grader/probes/block.py), and the run that calls them.
+"""Designed inputs for the transformer_block probes (grader/probes/block.py and block_mlp.py), and the run that calls them.
 
 Designs use B = 3, T = 5, d_model = 8, 2 heads, a fixed seed. Facts they rest on, true of any correct block
 (exercises/exercise3/README.md's pre-norm block):

@@ -1,0 +1,97 @@
+"""Probes of the MLP inside ``transformer_block``: its wiring and its activation (exercise 3; issue 10).
+
+The contract's MLP (exercises/exercise3/README.md) is ``gelu(z @ fc.W.T + fc.b) @ proj.W.T + proj.b`` on
+``z = layer_norm(x, ln2)``. :func:`probe_mlp` reads it at pre-activations 20..35.5, where GELU, its
+approximations and ReLU equal their input, and :func:`probe_activation` reads the activation at
+u = -3 .. 3 (designs in :mod:`grader.probes.block_designs`). Both run only when the residual identity
+holds; they are part of :data:`grader.probes.block.PROBES` and share a
+:class:`~grader.probes.block_designs.BlockRun`'s calls with the other block probes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import Finding
+from .block_designs import D, DESIGNS, SAME, U_READ, as_run, maxabs, rows_equal, scale
+from .functions import activation_kind
+
+
+def probe_mlp(block, **functions) -> Finding | None:
+    """MLP wiring at pre-activations 20..35.5, where GELU, its approximations and ReLU equal their input (2 calls).
+
+    Call 1: fc.weight = 0, fc.bias = u = 20, 20.5, ..., proj.weight P random, proj.bias c: a correct block
+    returns x + P @ u + c at every token (all 4·d_model hidden units count). Call 2: fc.weight F random,
+    fc.bias u, proj.weight = proj.bias = 0: a correct block returns x. Findings (component): call 2 gives
+    x + u @ F and call 1 x + c ("MLP weights (fc and proj swapped)": ``z @ proj.W`` then ``@ fc.W`` is the
+    only layout slip whose shapes run); call 1 gives x + P @ u ("MLP proj.bias"); call 1 gives x + c while
+    call 2 is right ("MLP fc.bias"); else the largest difference ("MLP"). Needs the residual identity.
+    """
+    run = as_run(block, **functions)
+    if not run.identity_holds:
+        return None
+    lin, swap = run.out("mlp_linear"), run.out("mlp_swap")
+    if lin is None or swap is None:
+        return None
+    p, q, x = DESIGNS["mlp_linear"].params, DESIGNS["mlp_swap"].params, DESIGNS["mlp_linear"].x
+    u, P, c = p["mlp.fc.bias"], p["mlp.proj.weight"], p["mlp.proj.bias"]
+    got, got_swap = lin - x, swap - x
+    tol = 1e-8 * scale(P @ u)
+
+    def near(a, b):
+        return maxabs(a - b) <= tol
+
+    swap_ok = maxabs(got_swap) <= tol
+    if near(got, P @ u + c) and swap_ok:
+        return None
+    lead = "with fc.weight = 0 and fc.bias = 20 .. 35.5 (where every GELU equals its input)"
+    if near(got_swap, q["mlp.fc.bias"] @ q["mlp.fc.weight"]) and near(got, c):
+        return Finding("mlp", "MLP weights (fc and proj swapped)",
+                       "with proj.weight = 0 the MLP still added fc.bias @ fc.weight, and " + lead + " it added "
+                       "only proj.bias: fc.weight is used as the output projection and proj.weight as the input one")
+    if near(got, P @ u):
+        return Finding("mlp", "MLP proj.bias", f"{lead} the MLP added proj.weight @ fc.bias without proj.bias")
+    if near(got, c) and swap_ok:
+        return Finding("mlp", "MLP fc.bias", f"{lead} the MLP added only proj.bias: fc.bias did not reach the "
+                                             "hidden units")
+    if not swap_ok:
+        return Finding("mlp", "MLP", f"with proj.weight = 0 and proj.bias = 0 the MLP still moved the output by up "
+                                     f"to {maxabs(got_swap):.3g}")
+    return Finding("mlp", "MLP", f"{lead} the MLP added something other than proj.weight @ fc.bias + proj.bias "
+                                 f"(off by up to {maxabs(got - (P @ u + c)):.3g})")
+
+
+def probe_activation(block, **functions) -> Finding | None:
+    """The MLP's activation read at u = -3 .. 3 (fc.weight = 0, fc.bias = u, proj selects units) (1 call).
+
+    Output minus x is then the activation at u, one value per feature. With the student's gelu given, a
+    correct block matches gelu(u) to 1e-6 ("the MLP's activation at u = 1.5 gives 1.3996, your gelu(1.5)
+    gives 1.3998"); without it, only an activation that is exactly ReLU or exactly the identity is named
+    (which GELU formula is a variant's job). Component ``"MLP activation in transformer_block"``. Needs the
+    residual identity and :func:`probe_mlp` to pass.
+    """
+    run = as_run(block, **functions)
+    if not run.identity_holds or probe_mlp(run) is not None:
+        return None
+    out = run.out("activation")
+    if out is None or not rows_equal(out - DESIGNS["activation"].x):
+        return None
+    g = (out - DESIGNS["activation"].x).reshape(-1, D)[0]
+    kind = activation_kind(U_READ, g)
+    mine = None if run.gelu is None else run.memo.get("gelu_u", run.gelu, U_READ, shape=U_READ.shape)
+    if mine is not None:
+        i = int(np.argmax(np.abs(g - mine)))
+        if abs(g[i] - mine[i]) <= SAME:
+            return None
+        what = f", exactly {kind}" if kind else ""
+        return Finding("activation", "MLP activation in transformer_block",
+                       f"the MLP's activation at u = {U_READ[i]:g} gives {g[i]:.7g}, your gelu({U_READ[i]:g}) "
+                       f"gives {mine[i]:.7g} (difference {g[i] - mine[i]:.2g}{what}): the block's activation is "
+                       "not your gelu")
+    if kind == "ReLU":
+        return Finding("activation", "MLP activation in transformer_block",
+                       "the MLP's activation is exactly ReLU: 0 at u = -1.5 and 0.5 at u = 0.5; GELU is slightly "
+                       "negative for u < 0")
+    if kind == "identity":
+        return Finding("activation", "MLP activation in transformer_block",
+                       "the MLP has no activation: at u = -3 it gives -3")
+    return None
