@@ -99,9 +99,9 @@ def _pairs_table(got, expected):
     """Two mistakes that each move half-way: alone neither explains ``got``, together they do."""
     half = (got - expected) / 2
     singles = {"a": Mistake("A", lambda: expected + half), "b": Mistake("B", lambda: expected + half * 1.5),
-               "c": Mistake("C", lambda: expected - half)}
+               "c": Mistake("C", lambda: expected - half), "f": Mistake("F", lambda: expected - 2 * half)}
     pairs = {("a", "b"): Mistake(both("A", "B"), lambda: got.copy()),
-             ("a", "c"): Mistake(both("A", "C"), lambda: got + 1e-15)}
+             ("c", "f"): Mistake(both("C", "F"), lambda: got + 1e-15)}
     return singles, pairs
 
 
@@ -109,7 +109,7 @@ def test_a_pair_is_tried_only_when_no_single_mistake_explains_the_output():
     got = EXPECTED + 0.4
     singles, pairs = _pairs_table(got, EXPECTED)
     assert both("A", "B") == "two mistakes together: (1) A; (2) B"
-    # C moves away from the output (its residual exceeds the deviation): the pair (a, c) is not tried
+    # C and F both move away from the output (residuals above the deviation): the pair (c, f) is not tried
     assert diagnose(got, EXPECTED, KnownMistakes(singles, pairs)) == both("A", "B")
     assert diagnose(got, EXPECTED, singles) == ""  # a plain dict has no pairs
     explained = {**singles, "d": Mistake("D", lambda: got.copy())}
