@@ -118,6 +118,18 @@ def test_a_pair_is_tried_only_when_no_single_mistake_explains_the_output():
     assert diagnose(got, EXPECTED, KnownMistakes(ambiguous, pairs)) == ""
 
 
+def test_a_pair_of_mistakes_unrelated_to_the_output_is_not_tried():
+    """Two small slips that each leave about the whole deviation (root sum of squares above 0.95 of it) open
+    no pair, however well the pair's (here made-up) variant would match."""
+    got = EXPECTED + 0.4
+    wiggle = 1e-3 * np.cos(np.arange(EXPECTED.size)).reshape(EXPECTED.shape)
+    singles = {"g": Mistake("G", lambda: EXPECTED + wiggle), "h": Mistake("H", lambda: EXPECTED - wiggle)}
+    pairs = {("g", "h"): Mistake(both("G", "H"), lambda: got.copy())}
+    assert diagnose(got, EXPECTED, KnownMistakes(singles, pairs)) == ""
+    closer = {**singles, "h": Mistake("H", lambda: EXPECTED + 0.4 * 0.9)}  # leaves 0.1 of it: tried
+    assert diagnose(got, EXPECTED, KnownMistakes(closer, pairs)) == both("G", "H")
+
+
 def test_a_pair_with_a_part_that_raised_or_would_pass_is_not_tried():
     got = EXPECTED + 0.4
     singles, pairs = _pairs_table(got, EXPECTED)
