@@ -201,6 +201,37 @@ CORPUS: dict[str, tuple[Need, set[str]]] = {
     # not an array a probe reads (``call`` gives None); the shape/dtype checks report both.
     "drops_batch_dim": ((), set()),
     "returns_float32": ((), set()),
+    # -- cases of commit 1b355d6, rows written from each case's code and `mistake` before running the probes
+    "no_qkv_bias": ((("biases", "b_qkv (query part), b_qkv (value part)", "ignored"),), {"biases"}),
+    "no_out_bias": ((("biases", "b_out", "ignored"),), {"biases"}),
+    "no_biases": ((("biases", "b_qkv (query part), b_qkv (value part), b_out", "ignored"),), {"biases"}),
+    "out_not_transposed": ((("weight_layout", "output projection W_O", "y @ w_out, not y @ w_out.T"),),
+                           {"weight_layout"}),
+    "qkv_not_transposed": ((("weight_layout", "W_Q, W_K, W_V", "x @ W, not x @ W.T"),), {"weight_layout"}),
+    "pair_weights_not_transposed": ((("weight_layout", "W_Q, W_K, W_V", "x @ W, not x @ W.T"),
+                                     ("weight_layout", "output projection W_O", "y @ w_out, not y @ w_out.T")),
+                                    {"weight_layout"}),
+    "heads_reverse_order": ((("head_slots", "order of the heads", "(reversed)"),), {"head_slots"}),
+    # heads attend to heads within a token: causal=True raises (a (T, T) mask on (B, T, h, h) scores), so only
+    # the non-causal slot design reads it: every slot holds the mean of the heads' values
+    "heads_no_transpose": ((("head_slots", "splitting or joining the heads", "no single head's values"),),
+                           {"head_slots"}),
+    # the flattened batch keeps element 0 first, so the per-token mask probes (element 0) see nothing; the
+    # one-hot readout is the same for keys duplicated across the batch
+    "batch_mixed": ((("batch_independence", "batch elements", "batch element 1"),), {"batch_independence"}),
+    "pair_batch_mixed_mask_leaks_future": ((("causality", "causal mask", "off by one"),
+                                            ("batch_independence", "batch elements", "batch element 1")),
+                                           {"causality", "batch_independence", "attention_weights"}),
+    # + 1 on later scores: every later token weighs e times more than it should, not 0
+    "mask_added": ((("causality", "causal mask", "see the future"),), {"causality", "attention_weights"}),
+    # -1e9, not -inf: outputs stay finite, so the one-hot readout also sees the weights on later tokens
+    "mask_inverted": ((("causality", "causal mask", "the mask is inverted"),), {"causality", "attention_weights"}),
+    "pair_no_qkv_bias_no_scale": ((("attention_weights", "score scale", "(not scaled)"),
+                                   ("biases", "b_qkv (query part), b_qkv (value part)", "ignored")),
+                                  {"attention_weights", "biases"}),
+    "softmax_eps_in_denominator": ((("attention_weights", "softmax normalisation",
+                                     "token 0's only weight (on itself) is 0.9999990000 = 1 - 1.0e-06"),),
+                                   {"attention_weights"}),
 }
 
 CORPUS_CASES = {case.name: case for case in corpus.cases("exercise3")}
@@ -258,7 +289,11 @@ def test_inline_mistake_is_found_by_its_probe_only(name):
 #: gelu, softmax's axis argument, which attention does not use, or an import).
 OUTSIDE = {"block_causal_ignored", "erf_gelu", "imports_torch", "layer_norm_eps_outside_sqrt", "layer_norm_no_affine",
            "layer_norm_unbiased_variance", "no_attn_residual", "no_layer_norm", "no_mlp_residual", "no_residual",
-           "post_norm", "relu_gelu", "sigmoid_gelu", "softmax_axis_ignored"}
+           "post_norm", "relu_gelu", "sigmoid_gelu", "softmax_axis_ignored",
+           # cases of commit 1b355d6 whose multi_head_attention is the reference's
+           "block_eps_1e-6", "block_inline_eps_outside_sqrt", "block_off_by_1e-5", "gelu_constant_rounded",
+           "mlp_weights_swapped", "norm_after_sublayer", "pair_no_mlp_residual_relu", "pair_post_norm_erf_gelu",
+           "residual_doubled", "residual_from_ln"}
 
 
 def test_corpus_tables_cover_every_case():

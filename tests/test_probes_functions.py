@@ -27,6 +27,9 @@ CORPUS_EXPECTED: dict[str, dict[str, str]] = {
     "relu_gelu": {"gelu": "gelu"},
     "softmax_axis_ignored": {"softmax_normalisation": "axis"},
     "unstable_softmax": {"softmax_shift": "stability"},
+    # cases of commit 1b355d6: layer_norm's default eps is 1e-6 (the checks pass eps=1e-5, the probe does not)
+    "block_eps_1e-6": {"layer_norm_statistics": "(eps)"},
+    "softmax_eps_in_denominator": {"softmax_normalisation": "softmax"},
 }
 
 

@@ -158,13 +158,14 @@ def probe_block_layer_norm(block, **functions) -> Finding | None:
     :func:`~grader.probes.functions.affine_verdict`. When the student's layer_norm is given and returns
     the same on these rows, nothing is reported here (the layer_norm probes report it). Component
     ``"ln1 in transformer_block (eps)"`` etc.; runs only when the residual identity holds and the layer
-    norms are present; ln1 only when batch elements stay apart, ln2 only when :func:`probe_mlp` passes.
+    norms are present; ln1 only when the block keeps batch elements apart (the rows read are batch
+    elements: seen by :func:`_batch_mixed`, whoever is at fault), ln2 only when :func:`probe_mlp` passes.
     """
     run = as_run(block, **functions)
     if not run.identity_holds or probe_layer_norms_present(run) is not None:
         return None
     for label in ("ln1", "ln2"):
-        if probe_mlp(run) if label == "ln2" else probe_batch_independence(run):
+        if probe_mlp(run) if label == "ln2" else _batch_mixed(run):
             continue  # the read of ln2 needs the MLP's wiring, that of ln1 one attention per batch element
         rows = DESIGNS[label + "_read"].x
         plain, scaled = run.out(label + "_read"), run.out(label + "_read_affine")
@@ -205,6 +206,18 @@ def _attention_moved(run: BlockRun, causal: bool) -> np.ndarray | None:
     a = run.attention("full", DESIGNS["full"].x, causal)
     b = run.attention("full", DESIGNS["full_perturbed"].x, causal)
     return None if a is None or b is None else np.abs(b - a).max(-1)
+
+
+_TOL = 1e-9 * scale(DESIGNS["full"].x)  # an output "moved": above round-off of the designs' inputs
+
+
+def _batch_mixed(run: BlockRun) -> tuple[bool, np.ndarray] | None:
+    """(causal, moved) of the first causal mode in which batch element 2's output moved, else None."""
+    for name, causal in (("full", True), ("full_noncausal", False)):
+        moved = _moved(run, name)
+        if moved is not None and moved[2].max() > _TOL:
+            return causal, moved
+    return None
 
 
 def probe_causal(block, **functions) -> Finding | None:
@@ -260,19 +273,18 @@ def probe_batch_independence(block, **functions) -> Finding | None:
     given, mixes them too (the attention probes report that).
     """
     run = as_run(block, **functions)
-    tol = 1e-9 * scale(DESIGNS["full"].x)
-    for name, causal in (("full", True), ("full_noncausal", False)):
-        moved = _moved(run, name)
-        if moved is None or moved[2].max() <= tol:
-            continue
-        mine = _attention_moved(run, causal)
-        if run.mha is not None and (mine is None or mine[2].max() > tol):
-            return None
-        t = int(np.argmax(moved[2]))
-        return Finding("batch_independence", "batch independence of transformer_block",
-                       f"with causal={causal}, changing batch elements 0 and 1 moved your block's output for batch "
-                       f"element 2 (token {t}) by {moved[2, t]:.3g}: batch elements must not affect each other")
-    return None
+    mixed = _batch_mixed(run)
+    if mixed is None:
+        return None
+    causal, moved = mixed
+    mine = _attention_moved(run, causal)
+    if run.mha is not None and (mine is None or mine[2].max() > _TOL):
+        return None
+    t = int(np.argmax(moved[2]))
+    return Finding("batch_independence", "batch independence of transformer_block",
+                   f"with causal={causal}, changing batch elements 0 and 1 moved your block's output for batch "
+                   f"element 2 (token {t}) by {moved[2, t]:.3g}: batch elements must not affect each other")
+
 
 
 # ------------------------------------------------------------------------------------------ attention

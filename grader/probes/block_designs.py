@@ -1,12 +1,14 @@
 """Designed inputs for the transformer_block probes (grader/probes/block.py and block_mlp.py), and the run that calls them.
 
-Designs use B = 3, T = 5, d_model = 8, 2 heads, a fixed seed. Facts they rest on, true of any correct block
-(exercises/exercise3/README.md's pre-norm block):
+Designs use B = 3, T = 5, d_model = 8, 2 heads (1 for the T = 1 readers), a fixed seed. Facts they rest on,
+true of any correct block (exercises/exercise3/README.md's pre-norm block):
 
 - a sub-layer whose weights and biases are all 0 outputs exactly 0 (V = 0, so any attention weights give
   0; gelu(0) = 0 for every GELU and for ReLU), so a pre-norm block with both zeroed returns x exactly;
-- with T = 1 every attention weight is 1, so Q = K = 0, V = I, W_O = I makes the attention return its
-  input, ln1(x), whatever the mask or head layout: the block's ln1 can be read; likewise an MLP whose
+- with T = 1 and one head every attention weight is 1 and no split or join of heads can move a feature
+  (with 2, heads joined in the wrong order would permute ln1's features), so Q = K = 0, V = I, W_O = I
+  makes the attention return its input, ln1(x), whatever the mask or head layout, as long as the batch
+  elements (here the rows read) stay apart: the block's ln1 can be read; likewise an MLP whose
   pre-activations are >= 17 reads ln2, since there GELU, its approximations and ReLU equal their input
   (to ~1e-13);
 - a layer norm over the features undoes a per-token scale and shift; only attention mixes tokens.
@@ -35,11 +37,12 @@ _ATTN = ("attn.in_proj_weight", "attn.in_proj_bias", "attn.out_proj.weight", "at
 
 @dataclass(frozen=True)
 class Design:
-    """One designed call: ``transformer_block(x, params, N_HEADS, causal=causal)``."""
+    """One designed call: ``transformer_block(x, params, n_heads, causal=causal)``."""
 
     x: np.ndarray
     params: dict
     causal: bool = True
+    n_heads: int = N_HEADS
 
 
 def _designs() -> dict[str, Design]:
@@ -89,12 +92,12 @@ def _designs() -> dict[str, Design]:
         "full_perturbed": Design(x_pert, full),
         "full_noncausal": Design(x, full, causal=False),
         "full_noncausal_perturbed": Design(x_pert, full, causal=False),
-        "ln1_read": Design(rows, {**unit, **attention(np.eye(D), np.eye(D)), **no_mlp}),
-        "ln1_read_affine": Design(rows, {**ln1_affine, **attention(np.eye(D), np.eye(D)), **no_mlp}),
+        "ln1_read": Design(rows, {**unit, **attention(np.eye(D), np.eye(D)), **no_mlp}, n_heads=1),
+        "ln1_read_affine": Design(rows, {**ln1_affine, **attention(np.eye(D), np.eye(D)), **no_mlp}, n_heads=1),
         "ln2_read": Design(rows, {**unit, **no_attn, **reader}),
         "ln2_read_affine": Design(rows, {**ln2_affine, **no_attn, **reader}),
         "attn_layout": Design(rows, {**unit, **attention(rng.standard_normal((D, D)), rng.standard_normal((D, D))),
-                                     **no_mlp}),
+                                     **no_mlp}, n_heads=1),
         "mlp_linear": Design(x, {**ln, **no_attn, **mlp_with(np.zeros((HIDDEN, D)), u_big,
                                                               0.2 * rng.standard_normal((D, HIDDEN)), mlp["mlp.proj.bias"])}),
         "mlp_swap": Design(x, {**ln, **no_attn, **mlp_with(mlp["mlp.fc.weight"], u_big, np.zeros((D, HIDDEN)), np.zeros(D))}),
@@ -121,13 +124,13 @@ class BlockRun:
     def out(self, name: str) -> np.ndarray | None:
         """The block's output on design ``name`` (None if it raised or is not finite float64 (B, T, D))."""
         d = DESIGNS[name]
-        return self.memo.get(name, self.block, d.x, d.params, N_HEADS, causal=d.causal, shape=d.x.shape)
+        return self.memo.get(name, self.block, d.x, d.params, d.n_heads, causal=d.causal, shape=d.x.shape)
 
     def attention(self, name: str, x: np.ndarray, causal: bool) -> np.ndarray | None:
-        """The student's multi_head_attention on ``x`` with design ``name``'s attention weights."""
+        """The student's multi_head_attention on ``x`` with design ``name``'s attention weights and heads."""
         p = DESIGNS[name].params
-        return self.memo.get(("mha", name, causal, x.tobytes()), self.mha, x, *(p[k] for k in _ATTN), N_HEADS,
-                             causal=causal, shape=x.shape)
+        return self.memo.get(("mha", name, causal, x.tobytes()), self.mha, x, *(p[k] for k in _ATTN),
+                             DESIGNS[name].n_heads, causal=causal, shape=x.shape)
 
     @cached_property
     def identity_holds(self) -> bool:
