@@ -3,7 +3,7 @@
 When a submission fails a parity check, the judge calls the ``*_variant`` functions below with the same
 inputs and names the mistake whose output the submission matches (``grader/compare.py`` states the rule).
 Each ``*_MISTAKES`` dict maps a mistake key to the one sentence the student sees: what went wrong, in the
-lesson's words, and the fix.
+lesson's words, and the fix (the sentences live in ``mistakes.toml``, beside this file).
 
 Every variant is written from torch primitives in float64 (NumPy in, NumPy float64 out); ``mistake=None``
 gives the correct computation, which the grader's own tests check against ``torch.nn.MultiheadAttention``,
@@ -25,213 +25,23 @@ from __future__ import annotations
 
 import itertools
 import math
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import torch
 
-MHA_MISTAKES: dict[str, str] = {
-    "heads_wrong_order": (
-        "heads split in the wrong order: reshaping straight to (B, n_heads, T, d_head) mixes tokens with "
-        "heads; reshape to (B, T, n_heads, d_head) and then swap the T and n_heads axes (and undo it the "
-        "same way when joining the heads)"
-    ),
-    "heads_wrong_join": (
-        "heads joined in the wrong order: the output (B, n_heads, T, d_head) was reshaped straight to "
-        "(B, T, d_model); swap back to (B, T, n_heads, d_head) first, then reshape"
-    ),
-    "heads_no_transpose": (
-        "the heads were split without swapping the T and n_heads axes: on (B, T, n_heads, d_head) arrays "
-        "q @ k^T compares the heads of one token with each other instead of the tokens; transpose to "
-        "(B, n_heads, T, d_head) before the scores, and back before joining the heads"
-    ),
-    "heads_reverse_order": (
-        "the heads were joined in reverse order: head i's output belongs in features "
-        "[i * d_head:(i + 1) * d_head] of the joined output, the order in which q, k and v were split"
-    ),
-    "no_out_proj": (
-        "the output projection W_O was forgotten: after joining the heads, apply y @ w_out.T + b_out"
-    ),
-    "out_not_transposed": (
-        "the output projection computed y @ w_out instead of y @ w_out.T: weights follow PyTorch's layout "
-        "(out, in), so a linear layer is y @ W.T + b"
-    ),
-    "qkv_not_transposed": (
-        "the query, key and value projections computed x @ W instead of x @ W.T (W the d_model x d_model "
-        "slices of w_qkv): weights follow PyTorch's layout (out, in), so q = x @ W_q.T + b_q"
-    ),
-    "no_qkv_bias": (
-        "the input-projection bias b_qkv was left out: q, k, v come from x @ w_qkv.T + b_qkv"
-    ),
-    "no_out_bias": (
-        "the output bias b_out was left out: the output projection is y @ w_out.T + b_out"
-    ),
-    "no_biases": (
-        "both attention biases were left out: q, k, v come from x @ w_qkv.T + b_qkv, and the output "
-        "projection is y @ w_out.T + b_out"
-    ),
-    "no_scale": (
-        "the scores were not scaled: divide Q K^T by sqrt(d_head) before the softmax"
-    ),
-    "scale_sqrt_d_model": (
-        "the scores were divided by sqrt(d_model) instead of sqrt(d_head): each head's dot products are "
-        "over d_head = d_model / n_heads features, so scale by 1/sqrt(d_head)"
-    ),
-    "softmax_wrong_axis": (
-        "the softmax ran over the queries (axis -2) instead of the keys: each query's weights over the "
-        "keys must sum to 1, so take the softmax over the last axis"
-    ),
-    "batch_mixed": (
-        "the batch was flattened into one sequence of B * T tokens, so attention (and a causal mask built "
-        "over B * T positions) mixes different batch elements: keep the batch axis and attend within each "
-        "sequence, with a (T, T) mask"
-    ),
-    "mask_leaks_future": (
-        "the causal mask is off by one and lets each token see the next one: block the positions with "
-        "key index > query index (np.triu(..., k=1)), not only those > query index + 1"
-    ),
-    "mask_blocks_diagonal": (
-        "the causal mask also blocks the diagonal, so a token cannot attend to itself (and the first "
-        "token sees nothing): block only key index > query index (np.triu(..., k=1))"
-    ),
-    "mask_inverted": (
-        "the causal mask has the opposite meaning: it blocks the past and the token itself (key index <= "
-        "query index) and keeps the future; block key index > query index (np.triu(..., k=1)) instead"
-    ),
-    "mask_added": (
-        "the 0/1 mask was added to the scores, which blocks nothing (it only shifts some scores by 1): set "
-        "the blocked scores (key index > query index) to -inf before the softmax, e.g. "
-        "np.where(mask, -np.inf, scores)"
-    ),
-    "mask_after_softmax": (
-        "the mask was applied after the softmax, so the remaining weights no longer sum to 1: set the "
-        "blocked scores to -inf before the softmax"
-    ),
-    "unstable_softmax": (
-        "the softmax is not numerically stable: exp overflows on large scores; subtract the maximum "
-        "along the axis before taking exp"
-    ),
-    "float32": (
-        "the computation ran in float32 and lost precision: keep every array float64 (watch for "
-        "astype(np.float32) or dtype=np.float32)"
-    ),
-    "mask_ignored": (
-        "causal=True was ignored: no mask was applied, so tokens see the future; set the scores above "
-        "the diagonal to -inf before the softmax when causal is True"
-    ),
-}
+#: The sentences of ``mistakes.toml`` (next to this file): a table per function, key -> sentence.
+SENTENCES: dict[str, dict[str, str]] = tomllib.loads(
+    (Path(__file__).resolve().parent / "mistakes.toml").read_text(encoding="utf-8"))
+
+MHA_MISTAKES: dict[str, str] = dict(SENTENCES["MHA"])
 # The other 0/1 mask (1 = may attend) added to the scores: the same slip, the same sentence.
 MHA_MISTAKES["mask_added_keep"] = MHA_MISTAKES["mask_added"]
-
-BLOCK_MISTAKES: dict[str, str] = {
-    "no_residual": (
-        "both residual connections are missing: the block must add its input back, "
-        "x = x + attn(ln1(x)) and then x = x + mlp(ln2(x))"
-    ),
-    "no_attn_residual": (
-        "the residual connection around the attention is missing: use x = x + attn(ln1(x)), "
-        "not x = attn(ln1(x))"
-    ),
-    "no_mlp_residual": (
-        "the residual connection around the MLP is missing: use x = x + mlp(ln2(x)), not x = mlp(ln2(x))"
-    ),
-    "residual_doubled": (
-        "each residual adds the sub-layer's output to itself (x = attn(ln1(x)); x = x + x gives "
-        "2 attn(ln1(x))): keep the block's input, x = x + attn(ln1(x)), and the same around the MLP"
-    ),
-    "residual_from_ln": (
-        "the residual was taken from the normalised x (x = ln1(x); x = x + attn(x)): pre-norm adds the "
-        "sub-layer's output to the un-normalised input, x = x + attn(ln1(x)), and the same around the MLP"
-    ),
-    "norm_after_sublayer": (
-        "the layer norms were applied to the sub-layers' outputs, x + ln1(attn(x)): pre-norm normalises "
-        "each sub-layer's input, x = x + attn(ln1(x)) and x = x + mlp(ln2(x))"
-    ),
-    "no_layer_norm": (
-        "the layer norms were left out: normalise before each sublayer, attn(ln1(x)) and mlp(ln2(x))"
-    ),
-    "post_norm": (
-        "this is a post-norm block (norm after the residual add); the exercise asks for pre-norm: "
-        "x = x + attn(ln1(x)), then x = x + mlp(ln2(x))"
-    ),
-    "eps_1e-6": (
-        "the block's layer norms use eps = 1e-6; the reference block's (torch.nn.LayerNorm's default) "
-        "use eps = 1e-5, inside the square root"
-    ),
-    "ln_eps_outside_sqrt": (
-        "in the block's layer norms eps was added outside the square root: divide by sqrt(var + eps), "
-        "not sqrt(var) + eps"
-    ),
-    "ln_unbiased_variance": (
-        "the block's layer norms use the unbiased variance (divided by d - 1); layer norm uses the biased "
-        "variance, divided by d"
-    ),
-    "ln_no_affine": (
-        "in the block's layer norms the learned scale and shift were ignored: multiply by ln.weight, then "
-        "add ln.bias"
-    ),
-    "erf_gelu": (
-        "the MLP uses the exact (erf) GELU; the block uses GPT-2's tanh approximation "
-        "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))"
-    ),
-    "relu": (
-        "the MLP uses ReLU; the block uses GELU with the tanh approximation, as GPT-2"
-    ),
-    "sigmoid_gelu": (
-        "the MLP uses the sigmoid approximation x * sigmoid(1.702 x); the block uses GPT-2's tanh "
-        "approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))"
-    ),
-    "mlp_weights_swapped": (
-        "the MLP's weight matrices are swapped (h @ mlp.proj.weight, then @ mlp.fc.weight: the shapes "
-        "fit, the numbers do not): use gelu(h @ mlp.fc.weight.T + mlp.fc.bias) @ mlp.proj.weight.T + "
-        "mlp.proj.bias"
-    ),
-    "causal_ignored": (
-        "the block was called with causal=True but its attention was not masked: pass causal on to "
-        "multi_head_attention"
-    ),
-}
-
-SOFTMAX_MISTAKES: dict[str, str] = {
-    "wrong_axis": (
-        "the softmax was taken over axis 0 instead of the axis given: use the axis argument for the max, "
-        "the exp sum, and keepdims=True"
-    ),
-    "axis_ignored": (
-        "the axis argument was ignored: the softmax always ran over the last axis; use axis for the max "
-        "and the exp sum (with keepdims=True)"
-    ),
-    "unstable": (
-        "the softmax is not numerically stable: exp overflows for large inputs; subtract the maximum "
-        "along the axis before taking exp"
-    ),
-}
-
-LAYER_NORM_MISTAKES: dict[str, str] = {
-    "unbiased_variance": (
-        "the variance is the unbiased one (divided by d - 1); layer norm uses the biased variance, "
-        "divided by d (np.var's default, ddof=0)"
-    ),
-    "no_affine": (
-        "the learned scale and shift were ignored: multiply the normalised x by weight, then add bias"
-    ),
-    "eps_outside_sqrt": (
-        "eps was added outside the square root: divide by sqrt(var + eps), not sqrt(var) + eps"
-    ),
-}
-
-GELU_MISTAKES: dict[str, str] = {
-    "erf": (
-        "this is the exact (erf) GELU; the exercise asks for GPT-2's tanh approximation "
-        "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))"
-    ),
-    "relu": (
-        "this is ReLU, not GELU: use 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))"
-    ),
-    "sigmoid_approx": (
-        "this is the sigmoid approximation x * sigmoid(1.702 x); use the tanh approximation "
-        "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))"
-    ),
-}
+BLOCK_MISTAKES: dict[str, str] = dict(SENTENCES["BLOCK"])
+SOFTMAX_MISTAKES: dict[str, str] = dict(SENTENCES["SOFTMAX"])
+LAYER_NORM_MISTAKES: dict[str, str] = dict(SENTENCES["LAYER_NORM"])
+GELU_MISTAKES: dict[str, str] = dict(SENTENCES["GELU"])
 
 MHA_CAUSAL_ONLY: frozenset[str] = frozenset(
     {"mask_leaks_future", "mask_blocks_diagonal", "mask_inverted", "mask_added", "mask_added_keep",
