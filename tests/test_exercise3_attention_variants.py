@@ -19,13 +19,6 @@ B, T, D, H = 2, 6, 24, 4  # T != H, H > 1, T > 2
 HS = D // H
 
 
-def _err(a: np.ndarray, b: np.ndarray) -> float:
-    assert a.shape == b.shape, (a.shape, b.shape)
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        return math.inf
-    return float(np.max(np.abs(a - b)))
-
-
 def _setup(seed: int):
     attn = reference.random_attention(D, H, torch.Generator().manual_seed(seed))
     x = 0.3 + 2.0 * np.random.default_rng(seed + 1).standard_normal((B, T, D))

@@ -57,7 +57,8 @@ def mha_mistakes(x, weights, n_heads: int, causal: bool) -> KnownMistakes:
     ``grader.compare.diagnose`` tries when no single one explains the output ({} in a student's bundle)."""
     if mistakes is None:
         return KnownMistakes()
-    return _known(mistakes.MHA_MISTAKES, [k for k in mistakes.MHA_MISTAKES if causal or k not in mistakes.MHA_CAUSAL_ONLY],
+    return _known(mistakes.MHA_MISTAKES,
+                  [k for k in mistakes.MHA_MISTAKES if causal or k not in mistakes.MHA_CAUSAL_ONLY],
                   lambda m: mha_variant(x, *weights, n_heads, causal, mistake=m), mistakes.MHA_EXCLUSIVE,
                   mistakes.MHA_PRECISION, mistakes.MHA_FULLY_MASKED_ROW)
 
