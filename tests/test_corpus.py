@@ -52,6 +52,7 @@ MISTAKE_OF_CASE: dict[str, tuple[tuple[str, str], ...] | None] = {
     "no_biases": (("MHA", "no_biases"),),
     "no_scale": (("MHA", "no_scale"),),
     "scale_sqrt_d_model": (("MHA", "scale_sqrt_d_model"),),
+    "scale_d_head": (("MHA", "scale_d_head"),),
     "softmax_wrong_axis": (("MHA", "softmax_wrong_axis"),),
     "batch_mixed": (("MHA", "batch_mixed"),),
     "mask_leaks_future": (("MHA", "mask_leaks_future"),),

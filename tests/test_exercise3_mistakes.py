@@ -91,7 +91,7 @@ def test_mistake_keys_are_the_contract():
     assert set(mistakes.MHA_MISTAKES) == {
         "heads_wrong_order", "heads_wrong_join", "heads_no_transpose", "heads_reverse_order", "no_out_proj",
         "out_not_transposed", "qkv_not_transposed", "no_qkv_bias", "no_out_bias", "no_biases", "no_scale",
-        "scale_sqrt_d_model", "softmax_wrong_axis", "batch_mixed", "mask_leaks_future", "mask_blocks_diagonal",
+        "scale_sqrt_d_model", "scale_d_head", "softmax_wrong_axis", "batch_mixed", "mask_leaks_future", "mask_blocks_diagonal",
         "mask_inverted", "mask_added", "mask_added_keep", "mask_after_softmax", "unstable_softmax", "float32",
         "mask_ignored"}
     assert set(mistakes.BLOCK_MISTAKES) == {
@@ -319,13 +319,15 @@ def _identity_out(m):
     m.out_proj.bias.zero_()
 
 
-@pytest.mark.parametrize("mistake", ["no_out_proj", "no_scale", "scale_sqrt_d_model", "mask_leaks_future", "mask_ignored"])
+@pytest.mark.parametrize("mistake", ["no_out_proj", "no_scale", "scale_sqrt_d_model", "scale_d_head",
+                                     "mask_leaks_future", "mask_ignored"])
 def test_mha_mistake_agrees_with_torch_built_equivalent(mistake):
     B, T, d, h = DIFF_SHAPE
     attn, x, weights, _ = _setup(DIFF_SHAPE, seed=80)
     hs = d // h
     edit = {"no_out_proj": _identity_out, "no_scale": _scale_queries(math.sqrt(hs)),
-            "scale_sqrt_d_model": _scale_queries(math.sqrt(hs / d))}.get(mistake, lambda m: None)
+            "scale_sqrt_d_model": _scale_queries(math.sqrt(hs / d)),
+            "scale_d_head": _scale_queries(1 / math.sqrt(hs))}.get(mistake, lambda m: None)
     diagonal = {"mask_leaks_future": 2}.get(mistake, 1)
     mask = None if mistake == "mask_ignored" else torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal)
     expected = _torch_mha(_mha_with(attn, edit), x, mask, fastpath=False)

@@ -61,7 +61,7 @@ MHA_PRECISION: frozenset[str] = frozenset({"float32"})
 #: Groups of MHA mistakes that are different ways of doing one step: a combination takes at most one of each.
 MHA_EXCLUSIVE: tuple[frozenset[str], ...] = (
     frozenset({"heads_wrong_order", "heads_wrong_join", "heads_no_transpose", "heads_reverse_order"}),
-    frozenset({"no_scale", "scale_sqrt_d_model"}),
+    frozenset({"no_scale", "scale_sqrt_d_model", "scale_d_head"}),
     frozenset(MHA_CAUSAL_ONLY),
     frozenset({"no_qkv_bias", "no_out_bias", "no_biases"}),
     frozenset({"no_out_proj", "out_not_transposed", "no_out_bias", "no_biases"}),
@@ -170,7 +170,8 @@ def _mha(x, w_qkv, b_qkv, w_out, b_out, n_heads: int, causal: bool, m: frozenset
     else:
         q, k, v = (t.reshape(B, T, n_heads, hs).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
 
-    scale = 1.0 if "no_scale" in m else 1.0 / math.sqrt(C if "scale_sqrt_d_model" in m else hs)
+    scale = 1.0 if "no_scale" in m else 1.0 / hs if "scale_d_head" in m else \
+        1.0 / math.sqrt(C if "scale_sqrt_d_model" in m else hs)
     att = (q @ k.transpose(-2, -1)) * scale  # (B, nh, T, T); (B, T, nh, nh) without the transpose
 
     blocked = None
