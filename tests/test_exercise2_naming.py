@@ -145,6 +145,50 @@ def test_the_issues_collision_at_768_is_told_apart():
         assert naming.name_count("block_params", LESSON_WITH, own(LESSON_WITH)) is None  # one number cannot tell
 
 
+def _overwriting_block(config):
+    """A block_params whose layer norms overwrite its biases (``extra = ...`` instead of ``+=``)."""
+    d, r = config["d_model"], config["mlp_ratio"]
+    extra = 0
+    if config["bias"]:
+        extra = 4 * d + r * d + d
+    if config["layer_norm"]:
+        extra = 4 * d
+    return 12 * d * d + 2 * (r - 4) * d * d + extra
+
+
+def test_a_gpt_is_named_after_a_block_mistake_only_when_its_block_params_agrees():
+    """gpt_params adding up a block_params whose norms overwrite its biases counts exactly "no biases in any
+    block" (a GPT's blocks have bias=True and layer_norm=True), but its block_params does not ignore bias=True:
+    nothing is named. The same GPT count is named when block_params is correct (gpt_params left the biases
+    out itself) or is named after that mistake; not when block_params is named after another one."""
+    def gpt(c):  # the correct GPT count, with the student's block_params in every layer
+        block = dict(d_model=c["d_model"], n_heads=c["n_heads"], mlp_ratio=c["mlp_ratio"], bias=True, layer_norm=True)
+        return mistakes.gpt_variant(**c) + c["n_layer"] * (_overwriting_block(block) - mistakes.block_variant(**block))
+
+    no_biases = _formula("gpt_params", "block.biases_missing")
+    assert all(gpt(c) == no_biases(c) for c in naming.GPT_PROBES + (GPT2,))
+    assert naming.name_function("block_params", LESSON_WITH, _overwriting_block(LESSON_WITH), _overwriting_block) is None
+    assert naming.name_function("gpt_params", GPT2, gpt(GPT2), gpt, _overwriting_block) is None
+    for block, named in ((_block(), ("block.biases_missing",)),
+                         (_formula("block_params", "biases_missing"), ("block.biases_missing",)),
+                         (_formula("block_params", "no_out_proj"), None)):
+        got = naming.name_function("gpt_params", GPT2, no_biases(GPT2), no_biases, block)
+        assert (got.keys if got else None) == named
+
+
+@pytest.mark.parametrize("share, key", [
+    (0.67, "rounded"), (0.667, "rounded"), (0.6666, "rounded"), (0.666667, "rounded"),
+    (0.6666666865348816, "rounded"),            # 2/3 in float32
+    (66.67, "percent"), (67, "percent"), (66.6, "percent"),
+    (1 / 3, "attention_share"), (2.0, "mlp_over_attention"), (0.5, "mlp_one_way"),
+    (4_722_432 / 7_084_800, None),              # bias, no norms: (8·768² + 5·768) / (12·768² + 9·768)
+    (0.6669, None), (8 / 11, None), (0.7, None), (1.0, None), (0.33, None),
+])
+def test_a_share_is_named_rounded_only_when_it_is_two_thirds_written_shorter(share, key):
+    """A share near 2/3 is not a rounded 2/3: only 2/3 rounded or cut to 2 to 9 digits (or float32) is."""
+    assert naming.name_share(share, LESSON, checks.SHARE_ATOL) == key
+
+
 # ------------------------------------------------------------------------------------ one number
 
 def test_the_lessons_constants_each_name_their_mistake_unless_one_number_cannot_tell():

@@ -147,8 +147,6 @@ SHARE_MISTAKES: dict[str, str] = {
         "the share was rounded; write it exactly, as a fraction such as 8 / 12, or compute it from your counts"
     ),
 }
-#: How close (absolute) a share must be to a variant to be named; others need 1e-9.
-SHARE_TOLERANCE: dict[str, float] = {"percent": 0.5, "rounded": 5e-3}
 
 
 def _keys(mistake: str | tuple[str, ...] | None, known, what: str) -> frozenset[str]:
@@ -238,7 +236,8 @@ def gpt_variant(vocab_size: int, n_ctx: int, d_model: int, n_layer: int, n_heads
 def share_variant(d_model: int = 768, n_heads: int = 12, mlp_ratio: int = 4, mistake: str | None = None) -> float:
     """What ``MLP_SHARE`` is with ``mistake`` (a key of ``SHARE_MISTAKES``; None = correct, MLP / block).
 
-    ``rounded`` returns the correct share: it is named by a looser tolerance (``SHARE_TOLERANCE``).
+    ``rounded`` returns the correct share: a share is named after it when it is that share rounded or cut
+    to a few digits (``naming.name_share``).
     Raises: ValueError for an unknown key.
     """
     (key,) = _keys(mistake, SHARE_MISTAKES, "MLP share") or (None,)

@@ -8,7 +8,8 @@ configuration of :data:`BLOCK_PROBES` (or :data:`GPT_PROBES`) besides the one th
     **The rule.** A candidate -- one known mistake, or two from different groups made together -- is named
     when its formula gives exactly the student's count on the failing configuration and on every probe
     configuration, and no other candidate does. If the student's function fails to return a count on any
-    probe configuration, nothing is named.
+    probe configuration, nothing is named. A GPT's mistake "in every block" is named only when the
+    student's block_params is correct or named after the same block mistake (:func:`name_function`).
 
 The probe configurations are chosen so that no two candidates give the same counts on all of them
 (``tests/test_exercise2.py`` proves it for the whole table): so a function is never named after a mistake
@@ -23,12 +24,18 @@ them apart.
 A constant is one number at one configuration (the lesson's). It is named after the student's function
 when it is what that function returns there (then the rule above decides), otherwise only when exactly one
 candidate visible at that configuration gives that number (:func:`name_count`).
+
+``MLP_SHARE`` is named after a share mistake when it is that mistake's share (to ``atol``, or in float32),
+and after "rounded" or "in percent" only when it is the right share (or its percentage) written with fewer
+digits, rounded or cut (0.67, 0.6666, 66.7): a share that is merely near 2/3, such as the share of a block
+with biases but no norms (0.66670...), is some other mistake and gets no name (:func:`name_share`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
+import math
 
 import numpy as np
 
@@ -177,10 +184,15 @@ def name_function(function: str, config: dict, got: int, own, block_own=None) ->
         config: the failing configuration; ``got``: the student's count there.
         own: ``own(config) -> int | None``, the student's count for another configuration (None when the
             call failed or did not return a whole number).
-        block_own: for ``gpt_params``, the student's ``block_params`` in the same form. When gpt_params
-            matches a formula that is two mistakes in other words ("no layer norms" or "no attention biases"
-            in every block), and the student's block_params is named after exactly one of them (by the
-            rule above), that one is named.
+        block_own: for ``gpt_params``, the student's ``block_params`` in the same form. A GPT candidate with
+            block mistakes ("in every block: ...") is named only when the student's block_params agrees:
+            it is correct on every block probe (then gpt_params made the mistake on its own), or it is named
+            after the same block mistakes. A block_params with an unknown mistake, or another one, may be
+            what gpt_params adds up, and then "in every block: X" would describe it wrongly (a block_params
+            whose norms overwrite its biases leaves the biases out only when both flags are True, as a GPT's
+            blocks have them; "bias=True was ignored" is not what it does). When gpt_params matches a formula
+            that is two mistakes in other words ("no layer norms" or "no attention biases" in every block),
+            the one block_params is named after is named.
     """
     observed = [(config, got)]
     for probe in probes(function):
@@ -189,22 +201,46 @@ def name_function(function: str, config: dict, got: int, own, block_own=None) ->
             return None
         observed.append((probe, value))
     found = [c for c in candidates(function) if all(c.count(cfg) == value for cfg, value in observed)]
-    if len(found) == 1 and not found[0].nameable and block_own is not None:
-        return _by_block(found[0], block_own)
-    return _one(found)
+    if block_own is None:
+        return _one(found)
+    if len(found) == 1 and not found[0].nameable:
+        return _by_block(found[0], _own_block_keys(block_own))
+    named = _one(found)
+    if named is None or not _block_part(named.keys):
+        return named
+    own_block = _own_block_keys(block_own)
+    agrees = own_block is not None and (not own_block or own_block in
+                                        [_block_part(keys) for keys in (named.keys, *named.same_formula)])
+    return named if agrees else None
 
 
-def _by_block(candidate: Candidate, block_own) -> Candidate | None:
-    """Of the key sets of a GPT ``candidate`` that is not nameable, the one whose block mistakes are what
-    the student's own block_params is named after; None when that is not exactly one."""
-    probe = BLOCK_PROBES[0]
-    got = block_own(probe)
-    named = None if got is None else name_function("block_params", probe, got, block_own)
+def _block_part(keys: tuple[str, ...]) -> frozenset[str]:
+    """The ``block.KEY`` keys of a GPT candidate's ``keys``."""
+    return frozenset(k for k in keys if k.startswith(mistakes.GPT_BLOCK_PREFIX))
+
+
+def _own_block_keys(block_own) -> frozenset[str] | None:
+    """What the student's block_params does in a GPT's blocks, as ``block.KEY`` keys: none (frozenset())
+    when it is correct on every block probe or named after mistakes a GPT's blocks cannot show
+    (:data:`mistakes.HIDDEN_IN_GPT`), those it is named after otherwise, and None when it makes an unknown
+    mistake or a call fails."""
+    counts = [block_own(probe) for probe in BLOCK_PROBES]
+    if None in counts:
+        return None
+    if all(got == mistakes.block_variant(**probe) for got, probe in zip(counts, BLOCK_PROBES)):
+        return frozenset()
+    named = name_function("block_params", BLOCK_PROBES[0], counts[0], block_own)
     if named is None:
         return None
-    wanted = {mistakes.GPT_BLOCK_PREFIX + k for k in named.keys}
-    fits = [keys for keys in (candidate.keys, *candidate.same_formula)
-            if {k for k in keys if k.startswith(mistakes.GPT_BLOCK_PREFIX)} == wanted]
+    return frozenset(mistakes.GPT_BLOCK_PREFIX + k for k in named.keys if k not in mistakes.HIDDEN_IN_GPT)
+
+
+def _by_block(candidate: Candidate, own_block: frozenset[str] | None) -> Candidate | None:
+    """Of the key sets of a GPT ``candidate`` that is not nameable, the one whose block mistakes are
+    ``own_block``, what the student's own block_params is named after; None when that is not exactly one."""
+    if not own_block:
+        return None
+    fits = [keys for keys in (candidate.keys, *candidate.same_formula) if _block_part(keys) == own_block]
     return Candidate("gpt_params", fits[0], _message("gpt_params", fits[0])) if len(fits) == 1 else None
 
 
@@ -224,3 +260,42 @@ def _one(found: list[Candidate]) -> Candidate | None:
     if found and all(c.nameable for c in found) and len({c.message for c in found}) == 1:
         return found[0]
     return None
+
+
+#: Significant digits a share written by hand is rounded or cut to (0.67 to 0.666666667).
+SHORT_DIGITS = range(2, 10)
+
+
+def short_forms(value: float) -> list[float]:
+    """``value`` rounded and cut to each of :data:`SHORT_DIGITS` significant digits, and as a float32: what
+    the number looks like written by hand or computed in float32 (``value`` > 0)."""
+    forms = [float(np.float32(value))]
+    exponent = math.floor(math.log10(abs(value)))
+    for digits in SHORT_DIGITS:
+        scale = 10.0 ** (digits - 1 - exponent)
+        forms += [round(value * scale) / scale, math.trunc(value * scale) / scale]
+    return forms
+
+
+def name_share(got: float, config: dict, atol: float) -> str | None:
+    """The one key of ``mistakes.SHARE_MISTAKES`` whose share ``got`` is (module doc), or None.
+
+    Args:
+        got: the student's MLP_SHARE; ``config``: the block (``d_model``, ``n_heads``, ``mlp_ratio``);
+        atol: how close a share must be to a variant's to be it (the check's tolerance for the right share).
+    """
+    def near(value: float, target: float) -> bool:
+        return abs(value - target) <= 1e-12 * max(1.0, abs(target))
+
+    right = mistakes.share_variant(**config)
+    matches = []
+    for key in mistakes.SHARE_MISTAKES:
+        share = mistakes.share_variant(**config, mistake=key)
+        if key == "rounded":
+            ok = abs(got - right) > atol and any(near(got, form) for form in short_forms(right))
+        else:
+            ok = abs(got - share) <= atol or any(near(got, form) for form in short_forms(share)
+                                                 if key == "percent" or form == float(np.float32(share)))
+        if ok:
+            matches.append(key)
+    return matches[0] if len(matches) == 1 else None

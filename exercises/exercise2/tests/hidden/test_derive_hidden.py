@@ -11,7 +11,7 @@ from exercises.exercise2.tests import reference
 from exercises.exercise2.tests.checks import (GATES, SHARE_ATOL, as_count, as_share, draw_block_config,
                                               draw_gpt_config, expect_constant_count, expect_function_count,
                                               explain, read_constant)
-from exercises.exercise2.tests.hidden import mistakes
+from exercises.exercise2.tests.hidden import mistakes, naming
 from grader.plugin import CheckFailure
 
 LESSON = reference.LESSON_BLOCK
@@ -54,11 +54,8 @@ def test_mlp_share_constant(submission):
     got = as_share(read_constant(submission, "MLP_SHARE"), "MLP_SHARE")
     if abs(got - expected) <= SHARE_ATOL:
         return
-    diagnosis, details = "", {}
-    for key, message in mistakes.SHARE_MISTAKES.items():
-        if abs(got - mistakes.share_variant(**LESSON, mistake=key)) <= mistakes.SHARE_TOLERANCE.get(key, SHARE_ATOL):
-            diagnosis, details = message, {"mistakes": ["share." + key]}
-            break
+    key = naming.name_share(got, LESSON, SHARE_ATOL)
+    diagnosis, details = (mistakes.SHARE_MISTAKES[key], {"mistakes": ["share." + key]}) if key else ("", {})
     raise CheckFailure(f"MLP_SHARE = {got!r}; torch's MLP / block for the lesson's bare block is {expected!r}.",
                        diagnosis, details)
 
