@@ -301,3 +301,36 @@ def test_a_property_that_cannot_be_measured_is_not_reported():
     assert properties.gpt_findings(lambda c: None, _block(), GPT_SMALL) == []
     only_here = lambda c: reference.block_count(**c) + 1 if c == SMALL else None  # noqa: E731
     assert properties.block_findings(only_here, SMALL) == []
+
+
+def test_a_default_that_is_not_the_contracts_is_found():
+    """block_params(40, 5) with defaults bias=True, layer_norm=True: by hand 12·40² = 19,200 bare, + (4 + 5)·40
+    biases + 4·40 norms = 19,720."""
+    wrong_defaults = lambda c: reference.block_count(**{**dict(mlp_ratio=4, bias=True, layer_norm=True), **c})  # noqa: E731
+    found = properties.block_findings(wrong_defaults, dict(d_model=40, n_heads=5))
+    assert [(f.probe, f.observation) for f in found] == [("defaults", (
+        "block_params(d_model=40, n_heads=5) gives 19,720, and 19,200 with mlp_ratio=4, bias=False, layer_norm=False "
+        "written out: the defaults must be the contract's (mlp_ratio=4, bias=False, layer_norm=False)"))]
+    assert properties.block_findings(_block(), dict(d_model=40, n_heads=5)) == []
+
+
+def test_layer_norms_that_replace_the_biases_are_found_as_such():
+    """The norms overwrite the biases (d_model 40, ratio 4): layer_norm=True adds 4·40 = 160 without biases and
+    160 - 360 = -200 with them; bias=True (without norms) adds the right (4 + 5)·40 = 360."""
+    found = properties.block_findings(_overwriting_block, SMALL)
+    assert [f.probe for f in found] == ["layer_norm"]
+    assert found[0].component == "biases and layer norms"
+    assert "adds 160 to your count with bias=False and -200 with bias=True (d_model=40)" in found[0].observation
+
+
+def test_a_gpt_one_block_short_is_found_as_blocks_not_as_the_final_norm():
+    """range(1, n_layer): one block of 7,224 (by hand, docstring above) too few; the final norm is right."""
+    def one_short(c):
+        block = dict(d_model=c["d_model"], n_heads=c["n_heads"], mlp_ratio=c["mlp_ratio"], bias=True, layer_norm=True)
+        return reference.gpt_count(**c) - reference.block_count(**block)
+
+    found = properties.gpt_findings(one_short, _block(), GPT_SMALL)
+    assert [(f.probe, f.component) for f in found] == [("n_layer", "blocks")]
+    assert found[0].observation == ("your count is 7,224 less than the embeddings, 3 of your blocks (7,224 each) and "
+                                    "the final layer norm (tied, d_model=24): 1 block too few; count exactly n_layer "
+                                    "blocks")

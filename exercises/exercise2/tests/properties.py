@@ -3,9 +3,10 @@
 These probes need no reference and no hidden number, so they run in the student bundle too: each calls
 the student's ``block_params`` or ``gpt_params`` on configurations next to the one that failed and compares
 the function with itself -- a count that changes with ``d_model`` and not with ``n_heads``;
-``layer_norm=True`` adds the two layer norms' 2·d_model each; ``bias=True`` adds one number per output of
-every linear layer; one more unit of ``mlp_ratio`` adds d_model² to each MLP matrix; one more token,
-position or layer adds one embedding row or one block; the final layer norm is 2·d_model. Each property
+``layer_norm=True`` adds the two layer norms' 2·d_model each, whatever ``bias`` is; ``bias=True`` adds one
+number per output of every linear layer; one more unit of ``mlp_ratio`` adds d_model² to each MLP matrix;
+one more token, position or layer adds one embedding row or one block, and there are n_layer blocks; the
+final layer norm is 2·d_model; an argument left out counts as its default written out. Each property
 follows from the contract in the README (the modules it names: ``nn.MultiheadAttention``, ``nn.Linear``,
 ``nn.LayerNorm``, ``nn.Embedding``).
 
@@ -45,6 +46,20 @@ def _d_model_and_heads(function: str, own: Own, base: dict, here: int) -> list[F
     return []
 
 
+def _defaults(function: str, own: Own, config: dict, base: dict, here: int) -> list[Finding]:
+    """[the "defaults" finding] when ``function`` called as ``config`` (arguments left to their defaults)
+    gives another count than with the contract's defaults ``base`` written out (``here``), else []."""
+    left_out = {k: v for k, v in base.items() if k not in config}
+    as_called = own(dict(config)) if left_out else None
+    if as_called is None or as_called == here:
+        return []
+    given = ", ".join(f"{k}={v!r}" for k, v in config.items())
+    written = ", ".join(f"{k}={v!r}" for k, v in left_out.items())
+    return [Finding("defaults", function, (
+        f"{function}({given}) gives {as_called:,}, and {here:,} with {written} written out: the defaults must be "
+        f"the contract's ({written})"))]
+
+
 def block_findings(own: Own, config: dict) -> list[Finding]:
     """The properties of a block count that ``block_params`` breaks around ``config``.
 
@@ -58,12 +73,22 @@ def block_findings(own: Own, config: dict) -> list[Finding]:
     here = own(base)
     if here is None:
         return []
+    defaults = _defaults("block_params", own, config, base, here)
     found = _d_model_and_heads("block_params", own, base, here)
     if found and found[0].probe == "fixed":
-        return found
-    with_ln, without_ln = own(dict(base, layer_norm=True)), own(dict(base, layer_norm=False))
-    ln_step = None if with_ln is None or without_ln is None else with_ln - without_ln
-    if ln_step is not None and ln_step != 4 * d:
+        return defaults + found
+    found = defaults + found
+    ln_steps = {}
+    for with_bias in (base["bias"], not base["bias"]):
+        with_ln, without_ln = (own(dict(base, bias=with_bias, layer_norm=flag)) for flag in (True, False))
+        ln_steps[with_bias] = None if with_ln is None or without_ln is None else with_ln - without_ln
+    ln_step = ln_steps[base["bias"]]
+    if None not in ln_steps.values() and ln_steps[True] != ln_steps[False]:
+        found.append(Finding("layer_norm", "biases and layer norms", (
+            f"layer_norm=True adds {ln_steps[False]:,} to your count with bias=False and {ln_steps[True]:,} with "
+            f"bias=True (d_model={d}); the two layer norms add 4·d_model = {4 * d:,} whatever bias is, and the "
+            "biases whatever layer_norm is: add the parts up, none replaces another")))
+    elif ln_step is not None and ln_step != 4 * d:
         found.append(Finding("layer_norm", "layer norms", (
             f"layer_norm=True adds {ln_step:,} to your count (d_model={d}); the block's two layer norms have a "
             f"weight and a bias of d_model each: 4·d_model = {4 * d:,}")))
@@ -108,9 +133,12 @@ def gpt_findings(own: Own, own_block: Own, config: dict) -> list[Finding]:
     here = own(tied)
     if here is None:
         return []
+    as_called = dict(tied, tied=bool(config.get("tied", True)))
+    defaults = _defaults("gpt_params", own, config, as_called, own(as_called))
     found = _d_model_and_heads("gpt_params", own, tied, here)
     if found and found[0].probe == "fixed":
-        return found
+        return defaults + found
+    found = defaults + found
     untied = own(dict(tied, tied=False))
     if untied is not None and untied - here != V * d:
         found.append(Finding("tied", "LM head", (
@@ -135,8 +163,15 @@ def gpt_findings(own: Own, own_block: Own, config: dict) -> list[Finding]:
             f"n_heads={h}, mlp_ratio={r}, bias=True, layer_norm=True) gives {block:,}: each layer is one block "
             "with biases and both layer norms")))
     elif more_layers is not None and steps["vocab_size"] == steps["n_ctx"] == d:
-        rest = here - L * (more_layers - here) - (V + T) * d
-        if rest != 2 * d:
+        step = more_layers - here
+        rest = here - L * step - (V + T) * d
+        if step > 0 and rest != 2 * d and (rest - 2 * d) % step == 0:
+            off = (rest - 2 * d) // step
+            found.append(Finding("n_layer", "blocks", (
+                f"your count is {abs(off) * step:,} {'less' if off < 0 else 'more'} than the embeddings, {L} of "
+                f"your blocks ({step:,} each) and the final layer norm (tied, d_model={d}): {abs(off)} block"
+                f"{'s' if abs(off) > 1 else ''} too {'few' if off < 0 else 'many'}; count exactly n_layer blocks")))
+        elif rest != 2 * d:
             found.append(Finding("ln_f", "final layer norm", (
                 f"besides the embeddings and the {L} blocks your count has {rest:,} (tied, d_model={d}); the final "
                 f"layer norm ln_f has a weight and a bias of d_model: 2·d_model = {2 * d:,}")))
