@@ -49,7 +49,7 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
             cases = ", ".join(m.name.split("[", 1)[1].rstrip("]") for m in more)
             lines.append(f"        {_ALSO[check.status]} {len(more)} more case(s): {cases}")
         if check.diagnosis:
-            lines.append("        " + click.style(f"Likely mistake: {check.diagnosis}", fg="cyan"))
+            lines.append("        " + click.style(f"{check.diagnosis_label}: {check.diagnosis}", fg="cyan"))
         if check.hint and check.status == "failed":
             lines.append(f"        {'General hint' if check.diagnosis else 'Hint'}: {check.hint}")
     for reason, count in skipped.items():

@@ -47,7 +47,8 @@ class CheckResult:
         status: one of :data:`STATUSES`.
         feedback: what happened, with numbers (max abs error, shape, ...).
         hint: what to look at when it fails (from the check's marker).
-        diagnosis: the named known mistake the output matches, if any.
+        diagnosis: the named known mistake the output matches, or the behavioural probes' findings
+            (then ``details["diagnosis_from"] == "findings"``: see :attr:`diagnosis_label`), if any.
         details: JSON-able extras for reports (e.g. ``error_map``).
         hidden: True for checks from the hidden tests.
         duration: seconds spent in the check.
@@ -66,6 +67,12 @@ class CheckResult:
     hidden: bool = False
     duration: float = 0.0
     override: dict[str, Any] | None = None
+
+    @property
+    def diagnosis_label(self) -> str:
+        """How reports introduce :attr:`diagnosis`: "Likely mistake" for a named mistake, "What the probes
+        found" for the probes' findings (observations of the student's function, not a name)."""
+        return "What the probes found" if self.details.get("diagnosis_from") == "findings" else "Likely mistake"
 
     @property
     def points(self) -> float:

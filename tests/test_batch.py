@@ -133,7 +133,7 @@ def test_outputs_csv_gradescope_reports_and_overview(graded):
     assert by_student["alice"]["score"] == "24" and by_student["alice"]["test_mha_parity[B2_T9_d48_h6_causal]"] == "0.5"
     assert by_student["gus"]["status"] == "refused" and "zip bomb" in by_student["gus"]["error"]
     gs = json.loads((out / "gradescope" / "alice" / "results.json").read_text())
-    assert gs["score"] == 24 and len(gs["tests"]) == 31
+    assert gs["score"] == 24 and len(gs["tests"]) == 39
     visibility = {t["name"].split("[test_")[1].split("]")[0].split("[")[0]: t["visibility"] for t in gs["tests"]}
     assert visibility["mha_shape"] == "visible" and visibility["mha_parity"] == "after_published"
     assert sum(t["max_score"] for t in gs["tests"]) == 24

@@ -19,7 +19,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from test_corpus import ALSO_NAMED
+from test_corpus import ALSO_NAMED, _allowed_names, is_name
 
 from grader import corpus, release
 
@@ -55,12 +55,6 @@ def bundle_grades(tmp_path_factory):
     return {c.name: by_folder[str(c.folder)] for c in cases}
 
 
-def _messages() -> dict[str, str]:
-    """Every known mistake's message stored with the public cases: key -> message."""
-    meta = json.loads((ROOT / "exercises" / "exercise3" / "tests" / "cases" / "public.json").read_text())
-    return {key: m["message"] for case in meta.values() for key, m in case["mistakes"].items()}
-
-
 CASES = corpus.cases("exercise3")
 
 
@@ -74,23 +68,26 @@ def test_the_bundle_grades_in_its_own_grader(bundle_grades):
 def test_every_case_loses_public_points_and_is_told_why(bundle_grades, case):
     checks = bundle_grades[case.name]
     lost = [c for c in checks if c["max_points"] > 0 and c["points"] < c["max_points"]]
+    if case.full_marks:  # right within the tolerance (e.g. a constant rounded to 2e-8)
+        assert not lost, f"{case.name} should keep every point"
+        return
     assert lost, f"{case.name} keeps every public point"
     failed = [c for c in checks if c["status"] != "passed"]
-    told = [c for c in failed if c["diagnosis"]]
     gates = {"test_module_loads", "test_uses_only_numpy", "test_contract_signatures"}
-    layout = any(c["name"] in ("test_mha_shape", "test_block_shape") for c in failed)
     # A forbidden import fails a gate with its own message; every other case gets a name or a finding.
-    if not any(c["name"] in gates for c in failed) and not layout:
-        assert told, f"{case.name}: no public check names a mistake or gives a finding"
+    if not any(c["name"] in gates for c in failed):
+        assert [c for c in failed if c["diagnosis"]], f"{case.name}: no public check names a mistake or finds one"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_no_public_check_names_another_mistake(bundle_grades, case):
-    messages = _messages()
-    own = case.diagnosis.lower()
-    for check in bundle_grades[case.name]:
-        named = [key for key, m in messages.items() if m.lower() in check["diagnosis"].lower()]
-        also = [a.lower() for a in ALSO_NAMED.get(case.name, ())]
-        wrong = [key for key in named if (not own or own not in messages[key].lower())
-                 and not any(a in messages[key].lower() for a in also)]
-        assert not wrong, f"{case.name}: {check['name']} names {wrong}: {check['diagnosis'][:200]}"
+    """Names (the tables' sentences, stored with the cases; layout slips) must be the case's own; a pair
+    is not stored, so a two-mistake case may be named by one of its two sentences, never a third."""
+    allowed, also = _allowed_names(case), ALSO_NAMED.get(case.name, ())
+    also = (*also, *case.diagnoses)
+    wrong = sorted({c["diagnosis"] for c in bundle_grades[case.name]
+                    if is_name(c["diagnosis"]) and c["diagnosis"] not in allowed
+                    and not any(a.lower() in c["diagnosis"].lower() for a in also)})
+    assert wrong == []
+    if case.unnamed:
+        assert not [c for c in bundle_grades[case.name] if is_name(c["diagnosis"])]

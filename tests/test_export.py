@@ -70,7 +70,7 @@ def test_csv_export_is_the_gradebook_per_check(gradebook, tmp_path):
     table = {r[0]: r for r in _table(tmp_path / "grades.csv")}
     header = table["student"]
     assert header[:3] == ["student", "score", "max_score"] and header[-3:] == ["needs_review", "error", "status"]
-    assert len(header) == 3 + 31 + 3  # exercise 3's 31 checks
+    assert len(header) == 3 + 39 + 3  # exercise 3's 39 checks
     assert (table["alice"][1], table["bob"][1], table["carol"][1], table["dan"][1]) == ("24", "0", "", "")
     assert table["dan"][-1] == "grader_error" and table["dan"][-2].startswith("BrokenProcessPool")
 

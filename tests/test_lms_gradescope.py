@@ -267,7 +267,7 @@ def test_grade_writes_results_json_for_a_nested_submission(tmp_path):
                                     "--report", str(tmp_path / "r.html")])
     assert run.exit_code == 0, run.output
     data = json.loads(out.read_text())
-    assert data["score"] == 24 and len(data["tests"]) == 31 and sum(t["max_score"] for t in data["tests"]) == 24
+    assert data["score"] == 24 and len(data["tests"]) == 39 and sum(t["max_score"] for t in data["tests"]) == 24
     assert {t["visibility"] for t in data["tests"]} == {"visible", "after_due_date"}
     assert "Seed 7:" in data["output"] and data["execution_time"] > 0
 
@@ -286,7 +286,7 @@ def test_an_upload_without_the_file_once_tells_the_student_what_it_holds(tmp_pat
                                         "--gradescope", str(out), "--report", str(tmp_path / f"{name}.html")])
         assert run.exit_code == 1, run.output  # graded, below full marks
         data = json.loads(out.read_text())
-        assert data["score"] == 0 and len(data["tests"]) == 31
+        assert data["score"] == 0 and len(data["tests"]) == 39
         notes[name] = [line for line in data["output"].splitlines() if line.startswith("Note: ")]
     assert notes == {
         "renamed": ["Note: Your upload holds no attention.py (it holds attention_final.py, notes.txt): name your file "

@@ -76,7 +76,7 @@ def check_output(check: CheckResult) -> str:
              "error": ["Grader error: this is not your fault, and the course staff will look at it "
                        f"(your score may change). {check.feedback}"]}[check.status]
     if check.diagnosis:
-        lines.append(f"Likely mistake: {check.diagnosis}")
+        lines.append(f"{check.diagnosis_label}: {check.diagnosis}")
     if check.status == "failed" and check.hint:
         lines.append(f"{'General hint' if check.diagnosis else 'Hint'}: {check.hint}")
     if check.override is not None:

@@ -47,8 +47,9 @@ def probe_residual(block, **functions) -> Finding | None:
     ("... around the MLP"), or both; s·x, e.g. 2·x ("residual stream": x added more than once); rows that
     are layer-normalised once ln1's or ln2's weight and bias are taken out, while the random-weight output
     is not ("residual stream": it carries the normalised x); x + ln1.bias, x + ln2.bias or both (a zero
-    sub-layer output that went through a layer norm). Anything else finds nothing (e.g. a block off by a
-    constant 1e-5); a post-norm block is :func:`probe_norm_placement`'s.
+    sub-layer output that went through a layer norm); anything else that is not x (e.g. a block off by a
+    constant 1e-5, or x rounded to float32): "residual stream", with the largest deviation. A post-norm block
+    is :func:`probe_norm_placement`'s.
     """
     run = as_run(block, **functions)
     z = run.out("zero")
@@ -94,6 +95,12 @@ def probe_residual(block, **functions) -> Finding | None:
                 return Finding("residual", "residual sum",
                                f"{lead} x + {name} at every token instead of x: a sub-layer's zero output went "
                                "through a layer norm (which turns 0 into its bias) before being added to x")
+    off = maxabs(z - x)
+    if off > tol and post_norm_label(run) is None:
+        return Finding("residual", "residual stream",
+                       f"{lead} x off by up to {off:.2g} instead of x exactly (each zeroed sub-layer outputs exactly 0, "
+                       "so a pre-norm block returns x + 0 + 0): something besides the two sub-layers changes the "
+                       "residual stream")
     return None
 
 

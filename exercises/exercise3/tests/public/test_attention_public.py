@@ -76,7 +76,7 @@ def _report(found) -> None:
     """Fail a probe check with its findings (each names a component and what was observed)."""
     if found:
         raise CheckFailure(f"The probes found {len(found)} problem(s) by comparing your function with itself.",
-                           "; ".join(f.observation for f in found))
+                           "; ".join(f.observation for f in found), {"diagnosis_from": "findings"})
 
 
 def _check_layout(submission, name: str, what: str) -> None:
