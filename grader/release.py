@@ -7,10 +7,11 @@ the skeleton at the top so ``grade EXERCISE`` works at once. ``solutions/``, hid
 grader's own tests and corpora are never copied.
 
 Nothing in the bundle may implement the answer or reveal a hidden value (DESIGN.md, "Layout"):
-exercise 4's reference block implements every mode, and its calibration holds the numbers the
-grader's re-run gives, so they stay with the judge; in the bundle its checks compare with stored
-cases instead (``exercises/exercise4/tests/cases.py``). ``tests/test_release.py`` checks all this
-on a built bundle.
+the torch references of exercises 2, 3 and 4 implement the answer, and exercise 4's calibration
+holds the numbers the grader's re-run gives, so they stay with the judge; in the bundle the public
+checks compare with stored cases instead (``exercises/exercise3/tests/cases.py``,
+``exercises/exercise4/tests/cases.py``, exercise 2's stored counts). ``tests/test_release.py`` and
+``tests/test_bundle_diagnosis.py`` check this on a built bundle.
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ contract are in `exercises/NAME/README.md`. Grade your work at any time:
 
     .venv/bin/grade exercise3
 
-You get a score, every check with a hint and what was wrong in numbers, and a report in
+You get a score, every check with a hint and what was wrong in numbers, the known mistake your
+output matches (exercises 2 and 3) or what the behavioural probes found, and a report in
 `reports/`. These are the public checks; hidden checks run when your work is graded.
 """
 
