@@ -1,0 +1,27 @@
+"""Exercise 2 -- held-out wrong submission: d_head = d_model / n_heads (true division): every count is a float with the right value."""
+
+def block_params(d_model, n_heads, mlp_ratio=4, bias=False, layer_norm=False):
+    """Parameters of one transformer block."""
+    d_head = d_model / n_heads
+    attention = 4 * n_heads * d_head * d_model     # h heads, each (d_head, d) for Q, K, V and O
+    mlp = 2 * mlp_ratio * d_model * d_model
+    if bias:
+        attention += 4 * n_heads * d_head
+        mlp += mlp_ratio * d_model + d_model
+    norms = 4 * d_model if layer_norm else 0
+    return attention + mlp + norms
+
+
+def gpt_params(vocab_size, n_ctx, d_model, n_layer, n_heads, mlp_ratio=4, tied=True):
+    """Parameters of a GPT-2 style model."""
+    embeddings = vocab_size * d_model + n_ctx * d_model   # wte + wpe
+    blocks = n_layer * block_params(d_model, n_heads, mlp_ratio, bias=True, layer_norm=True)
+    final_norm = 2 * d_model
+    lm_head = 0 if tied else vocab_size * d_model
+    return embeddings + blocks + final_norm + lm_head
+
+
+BLOCK_PARAMS_NO_BIAS = block_params(768, 12)
+BLOCK_PARAMS_WITH_BIAS_AND_LN = block_params(768, 12, bias=True, layer_norm=True)
+GPT2_SMALL_PARAMS = gpt_params(50257, 1024, 768, 12, 12)
+MLP_SHARE = 8 / 12

@@ -1,0 +1,30 @@
+"""Exercise 2 -- held-out wrong submission: the MLP ratio applied twice (hidden width r·r·d: MLP 2·r²·d², not the table's r²·d²)."""
+
+def _linear(n_in, n_out, bias):
+    return n_in * n_out + (n_out if bias else 0)
+
+
+def block_params(d_model, n_heads, mlp_ratio=4, bias=False, layer_norm=False):
+    """Parameters of one transformer block."""
+    d = d_model
+    hidden = mlp_ratio * d
+    attention = 4 * _linear(d, d, bias)
+    width = mlp_ratio * hidden           # the MLP expands by mlp_ratio
+    mlp = _linear(d, width, bias) + _linear(width, d, bias)
+    norms = 2 * 2 * d if layer_norm else 0
+    return attention + mlp + norms
+
+
+def gpt_params(vocab_size, n_ctx, d_model, n_layer, n_heads, mlp_ratio=4, tied=True):
+    """Parameters of a GPT-2 style model."""
+    embeddings = vocab_size * d_model + n_ctx * d_model   # wte + wpe
+    blocks = n_layer * block_params(d_model, n_heads, mlp_ratio, bias=True, layer_norm=True)
+    final_norm = 2 * d_model
+    lm_head = 0 if tied else vocab_size * d_model
+    return embeddings + blocks + final_norm + lm_head
+
+
+BLOCK_PARAMS_NO_BIAS = block_params(768, 12)
+BLOCK_PARAMS_WITH_BIAS_AND_LN = block_params(768, 12, bias=True, layer_norm=True)
+GPT2_SMALL_PARAMS = gpt_params(50257, 1024, 768, 12, 12)
+MLP_SHARE = 8 / 12
