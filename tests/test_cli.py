@@ -341,7 +341,7 @@ def test_check_solutions_fails_when_a_known_mistake_gets_full_marks(monkeypatch)
 def test_check_solutions_annotates_each_failure_under_github_actions(monkeypatch):
     # A real corpus case with one expectation it cannot meet (it passes that check), beside a case that holds.
     real = next(c for c in corpus.cases("exercise2") if c.name == "share_rounded")
-    wrong = dataclasses.replace(real, fails=("test_block_params_lesson",))
+    wrong = dataclasses.replace(real, fails=("test_block_params_small",))
     holds = next(c for c in corpus.cases("exercise2") if c.name == "syntax_error")
     monkeypatch.setattr(corpus, "cases", lambda name, kind="corpus": [wrong, holds])
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
@@ -352,12 +352,12 @@ def test_check_solutions_annotates_each_failure_under_github_actions(monkeypatch
         "ok   exercise2 solution: 23/23",
         "ok   exercise2 skeleton: 0/23",
         "FAIL exercise2 known mistake share_rounded: 22/23",
-        "       test_block_params_lesson should fail but passed on test_block_params_lesson",
+        "       test_block_params_small should fail but passed on test_block_params_small",
         "ok   exercise2 known mistake syntax_error: 0/23",
         "seed 1",
         "::error file=tests/corpus/exercise2/share_rounded/expected.toml,line=1,"
-        "title=exercise2 known mistake share_rounded::test_block_params_lesson should fail but passed on "
-        "test_block_params_lesson",
+        "title=exercise2 known mistake share_rounded::test_block_params_small should fail but passed on "
+        "test_block_params_small",
         "3 ok, 1 failed",
     ]
 
