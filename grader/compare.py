@@ -45,7 +45,10 @@ max|expected|)`` and, for a variant, its residual ``r = max|got - variant|``:
 
 A variant that raises, or returns another shape, explains nothing. Where a variant is NaN or inf, the
 output must be NaN or inf in the same places, unless ``Mistake.nan_matches_any`` (a fully masked row is NaN
-with -inf masking but finite with -1e9 masking: the same mistake either way).
+with -inf masking but finite with -1e9 masking: the same mistake either way). An output with no finite value
+at all names nothing: NaN spreads through every later step, so any mistake that makes one NaN early makes the
+whole output NaN, known or not (at x1000 an unstable softmax, scores cast to float16 that overflow, and a mask
+of ``triu(ones) * -inf``, whose 0 * -inf is NaN, all give an attention that is NaN everywhere).
 """
 from __future__ import annotations
 
@@ -227,8 +230,9 @@ def diagnose(got: np.ndarray, expected: np.ndarray, mistakes: dict[str, Mistake]
     float32 evidence only (rule 3: the output's values are float32 numbers and its deviation float32-sized,
     or the float32 variant reproduces it 1e3 times better than the right answer). With ``atol`` (the check's
     tolerance), a variant that would itself pass is ignored: it cannot be told from the right answer here.
-    Variants that raise are ignored. When ``mistakes`` is a :class:`KnownMistakes` with ``pairs`` and no
-    single mistake explains the output, pairs are tried the same way (rule 5).
+    Variants that raise are ignored, and an output that is NaN or inf everywhere names nothing. When
+    ``mistakes`` is a :class:`KnownMistakes` with ``pairs`` and no single mistake explains the output, pairs
+    are tried the same way (rule 5).
 
     Args:
         got: the student's float64 array (may hold NaN/inf); expected: the truth, finite, same shape.
@@ -239,6 +243,8 @@ def diagnose(got: np.ndarray, expected: np.ndarray, mistakes: dict[str, Mistake]
     """
     got = np.asarray(got, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
+    if got.size and not np.isfinite(got).any():
+        return ""  # NaN everywhere: no signature of any one mistake (module docstring)
     scale = max(1.0, float(np.max(np.abs(expected[np.isfinite(expected)]), initial=0.0)))
     deviation = _residual(got, expected)
     fits = {key: _fit(m, got, expected, deviation, scale, atol) for key, m in mistakes.items()}

@@ -95,6 +95,20 @@ def test_two_mistakes_that_both_explain_the_output_name_neither():
     assert diagnose(got, unit, {"a": close, "c": Mistake("C", lambda: got + 3e-9)}) == "A"
 
 
+
+def test_an_output_that_is_nan_everywhere_names_nothing():
+    # At x1000 an unstable softmax, float16 scores that overflow and a triu(ones) * -inf mask all give an
+    # attention that is NaN everywhere: a variant NaN everywhere too matches only where, not what.
+    nan = np.full_like(EXPECTED, np.nan)
+    unstable = Mistake("unstable softmax", lambda: np.full_like(EXPECTED, np.nan))
+    assert diagnose(nan, EXPECTED, {"u": unstable}) == ""
+    assert diagnose(np.full_like(EXPECTED, np.inf), EXPECTED, {"u": Mistake("U", lambda: np.full_like(EXPECTED, np.inf))}) == ""
+    # NaN in some rows only is a pattern: the variant NaN in the same rows, and equal elsewhere, is named
+    rows = EXPECTED.copy()
+    rows[0, 2] = np.nan
+    assert diagnose(rows, EXPECTED + 0.0, {"u": Mistake("U", lambda: rows.copy())}) == "U"
+
+
 def _pairs_table(got, expected):
     """Two mistakes that each move half-way: alone neither explains ``got``, together they do."""
     half = (got - expected) / 2
