@@ -97,7 +97,7 @@ def broken(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False, *, m=frozenset(
         whole_q, whole_k = (a.transpose(0, 2, 1, 3).reshape(B, T, d) for a in (q, k))  # (B, T, d)
         att = np.broadcast_to((whole_q @ whole_k.transpose(0, 2, 1))[:, None], (B, n_heads, T, T)) / np.sqrt(hs)
     else:
-        att = q @ k.swapaxes(-1, -2) / (1.0 if "no_scale" in m else np.sqrt(hs))
+        att = q @ k.swapaxes(-1, -2) / (1.0 if m & {"no_scale", "values_scaled"} else np.sqrt(hs))
     later = np.triu(np.ones((T, T), dtype=bool), 1)  # True above the diagonal
     if (causal or "always_causal" in m) and "mask_ignored" not in m:
         if "mask_inverted" in m:
@@ -110,9 +110,22 @@ def broken(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False, *, m=frozenset(
             att = np.where(np.triu(np.ones((T, T), dtype=bool)), -np.inf, att)
         elif "mask_leaks_future" in m:
             att = np.where(np.triu(np.ones((T, T), dtype=bool), 2), -np.inf, att)  # sees the next token
+        elif "mask_minus_1e4" in m:
+            att = np.where(later, -1e4, att)  # a finite mask value: outweighed by scores of order 1e6
+        elif "mask_zero_scores" in m:
+            att = np.where(later, 0.0, att)  # np.tril(scores): the future's scores 0, not -inf
+        elif "mask_times_inf" in m:
+            att = att + later * -np.inf  # 0 * -inf is NaN below the diagonal
         elif "mask_after_softmax" not in m:
             att = np.where(later, -np.inf, att)
-    att = _softmax(att, eps=1e-6 if "denominator_eps" in m else 0.0, global_max="softmax_global_max" in m)
+    if "scores_float16" in m:
+        att = att.astype(np.float16).astype(np.float64)  # about 3 significant digits; inf above 65504
+    att = _softmax(att, axis=1 if "softmax_over_heads" in m else -1, eps=1e-6 if "denominator_eps" in m else 0.0,
+                   global_max="softmax_global_max" in m)
+    if "dropout" in m:
+        att = att * (np.random.default_rng().random(att.shape) > 0.1) / 0.9  # left on at inference
+    if "values_scaled" in m:
+        v = v / np.sqrt(hs)  # the 1/sqrt(d_head) on the values (the scores above are not scaled)
     if "mask_blocks_diagonal_nan_to_num" in m:
         att = np.nan_to_num(att)  # the NaN row of token 0 "fixed" to zeros
     if causal and "mask_after_softmax" in m:
@@ -175,6 +188,18 @@ INLINE: dict[str, tuple[Need, set[str]]] = {
     "qkv_not_transposed+mask_after_softmax": ((("weight_layout", "W_Q, W_K, W_V", "x @ W"),
                                                ("attention_weights", "causal mask (after the softmax)",
                                                 "not renormalised")), {"weight_layout", "attention_weights"}),
+    # -- written with the held-out corpus cases, before running the probes
+    "mask_minus_1e4": ((("large_scores_mask", "causal mask (large scores)", "such as -1e4"),), {"large_scores_mask"}),
+    # with all queries 0 every score is 0 already: the mask is seen only where scores are not 0, so the
+    # causal argument is not "ignored"
+    "mask_zero_scores": ((("causality", "causal mask", "see the future"),), {"causality", "attention_weights"}),
+    "mask_times_inf": ((("causality", "causal mask", "0 * -inf is NaN"),), {"causality"}),
+    "dropout": ((("determinism", "randomness in multi_head_attention", "two identical calls"),), {"determinism"}),
+    "scores_float16": ((("attention_weights", "float64 precision", "lower precision"),
+                        ("large_scores", "softmax stability", "float16 stops at 65504")),
+                       {"attention_weights", "large_scores"}),
+    "values_scaled": ((("attention_weights", "value scale", "= 1/sqrt(d_head = 6)"),), {"attention_weights"}),
+    "softmax_over_heads": ((("attention_weights", "value scale", "over the heads"),), {"attention_weights"}),
 }
 
 #: Corpus cases whose mistake is in multi_head_attention (or the softmax it uses).
@@ -195,6 +220,7 @@ CORPUS: dict[str, tuple[Need, set[str]]] = {
                     {"weight_layout", "biases"}),
     "no_scale": ((("attention_weights", "score scale", "(not scaled)"),), {"attention_weights"}),
     "scale_sqrt_d_model": ((("attention_weights", "score scale", "1/sqrt(d_model = 24)"),), {"attention_weights"}),
+    "scale_d_head": ((("attention_weights", "score scale", "= 1/d_head = 1/6"),), {"attention_weights"}),
     "softmax_wrong_axis": ((("attention_weights", "softmax axis", "over the queries"),), {"attention_weights"}),
     "unstable_softmax": ((("large_scores", "softmax stability", "NaN or inf"),), {"large_scores"}),
     # Invisible to probes: np.squeeze changes nothing at the probes' B = 2, T > 1, and a float32 result is
@@ -232,6 +258,26 @@ CORPUS: dict[str, tuple[Need, set[str]]] = {
     "softmax_eps_in_denominator": ((("attention_weights", "softmax normalisation",
                                      "token 0's only weight (on itself) is 0.9999990000 = 1 - 1.0e-06"),),
                                    {"attention_weights"}),
+    # -- held-out cases (heldout_*), rows written from each case's code before running the probes
+    "heldout_mask_minus_1e4": ((("large_scores_mask", "causal mask (large scores)", "-1e4"),), {"large_scores_mask"}),
+    # one sum over the whole (B, h, T, T) array: the weights' sum is 1/(B h T), and the batch elements share it
+    "heldout_softmax_global_sum": ((("attention_weights", "value scale", "over the whole array"),),
+                                   {"attention_weights", "batch_independence"}),
+    "heldout_scale_on_values": ((("attention_weights", "value scale", "1/sqrt(d_head"),), {"attention_weights"}),
+    "heldout_heads_d_head_first": ((("head_split", "splitting Q and K into heads", "own d_head features"),),
+                                   {"head_split", "head_slots"}),
+    "heldout_mask_tril_neg_inf": ((("causality", "causal mask", "the mask is inverted"),), {"causality"}),
+    "heldout_dropout_left_on": ((("determinism", "randomness in multi_head_attention", "two identical calls"),),
+                                {"determinism"}),
+    "heldout_float16_scores": ((("attention_weights", "float64 precision", "lower precision"),),
+                               {"attention_weights", "large_scores"}),
+    "heldout_pair_no_out_bias_mask_leaks_future": ((("causality", "causal mask", "off by one"),
+                                                    ("biases", "b_out", "ignored")),
+                                                   {"causality", "biases", "attention_weights"}),
+    "heldout_mask_scores_zeroed": ((("causality", "causal mask", "see the future"),), {"causality", "attention_weights"}),
+    "heldout_mask_triu_times_inf": ((("causality", "causal mask", "NaN"),), {"causality"}),
+    "heldout_qkv_bias_only_q": ((("biases", "b_qkv (value part)", "ignored"),), {"biases"}),
+    "heldout_softmax_over_heads": ((("attention_weights", "value scale", "over the heads"),), {"attention_weights"}),
 }
 
 CORPUS_CASES = {case.name: case for case in corpus.cases("exercise3")}
@@ -293,7 +339,11 @@ OUTSIDE = {"block_causal_ignored", "erf_gelu", "imports_torch", "layer_norm_eps_
            # cases of commit 1b355d6 whose multi_head_attention is the reference's
            "block_eps_1e-6", "block_inline_eps_outside_sqrt", "block_off_by_1e-5", "gelu_constant_rounded",
            "mlp_weights_swapped", "norm_after_sublayer", "pair_no_mlp_residual_relu", "pair_post_norm_erf_gelu",
-           "residual_doubled", "residual_from_ln"}
+           "residual_doubled", "residual_from_ln",
+           # held-out cases whose multi_head_attention is the reference's
+           "heldout_mlp_bias_after_gelu", "heldout_layer_norm_batch_axis", "heldout_layer_norm_std_squared",
+           "heldout_block_ln1_twice", "heldout_gelu_constant_0447", "heldout_pair_ln_eps_outside_relu",
+           "heldout_parallel_block", "heldout_gelu_sqrt_2pi"}
 
 
 def test_corpus_tables_cover_every_case():
@@ -314,10 +364,12 @@ def test_corpus_case_with_correct_attention_gets_no_finding(name):
     assert probes.run(_corpus_function(name)) == []
 
 
-@pytest.mark.parametrize("function, n_calls", [(SOLUTION, 38), (_inline_function("no_scale+mask_inverted"), 39)],
+@pytest.mark.parametrize("function, n_calls", [(SOLUTION, 42), (_inline_function("no_scale+mask_inverted"), 41)],
                          ids=["solution", "nan_with_causal"])
 def test_run_is_deterministic_and_within_its_call_budget(function, n_calls):
-    """38 calls; up to 2 more when causal=True gives NaN (the batch probe then retries with causal=False)."""
+    """42 calls; when causal=True gives NaN the batch probe retries with causal=False (2 more) while the
+    determinism and large-score mask probes stop after their first call (2 fewer), and the causality probe
+    asks causal=False once (1 more)."""
     calls = []
 
     def counted(*args, **kwargs):

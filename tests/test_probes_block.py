@@ -76,6 +76,29 @@ CORPUS_EXPECTED: dict[str, tuple[dict[str, dict[str, str]], set[str]]] = {
     "pair_weights_not_transposed": ({"with": {}, "alone": {"attention_sublayer": "attention sub-layer"}}, set()),
     # x + 0 + 0 is x exactly: the 1e-5 offset shows in the residual stream (a finding, never a name)
     "block_off_by_1e-5": ({"with": {"residual": "residual stream"}, "alone": {"residual": "residual stream"}}, set()),
+    # -- held-out cases (heldout_*), rows written from each case's code before running the probes
+    "heldout_mlp_bias_after_gelu": ({"with": {"mlp": "fc.bias (after the activation)"},
+                                     "alone": {"mlp": "fc.bias (after the activation)"}}, set()),
+    "heldout_block_ln1_twice": ({"with": {"block_layer_norm": "ln2 in transformer_block (affine)"},
+                                 "alone": {"block_layer_norm": "ln2 in transformer_block (affine)"}}, set()),
+    "heldout_dropout_left_on": ({"with": {"determinism": "randomness in transformer_block"},
+                                 "alone": {"determinism": "randomness in transformer_block"}}, set()),
+    # the student's layer_norm mixes batch elements: no layer norm per token, and batch elements that see each
+    # other, both true of this block (not its causal mask: token 4 alone moves nothing earlier)
+    "heldout_layer_norm_batch_axis": ({"with": {"layer_norms_present": "ln1 (before the attention) and ln2",
+                                                "batch_independence": "batch independence"},
+                                       "alone": {"layer_norms_present": "ln1 (before the attention) and ln2",
+                                                 "batch_independence": "batch independence"}}, set()),
+    # mistakes of multi_head_attention, seen through the block alone: a later token moves earlier outputs
+    "heldout_mask_scores_zeroed": ({"with": {}, "alone": {"causal": CAUSAL}}, set()),
+    "heldout_pair_no_out_bias_mask_leaks_future": ({"with": {}, "alone": {"causal": CAUSAL}}, set()),
+    # one normaliser over the whole array: every output depends on every token and batch element (true)
+    "heldout_softmax_global_sum": ({"with": {}, "alone": {}}, {"causal", "batch_independence"}),
+    # alone, the block's ln1 read through an attention scaling its values by 1/sqrt(8) looks like ln1 with a
+    # wrong variance: a known limit of reading ln1 without the student's attention (the grader always gives it)
+    "heldout_scale_on_values": ({"with": {}, "alone": {}}, {"block_layer_norm"}),
+    "heldout_pair_ln_eps_outside_relu": ({"with": {}, "alone": {
+        "block_layer_norm": "ln1 in transformer_block (eps_outside)", "activation": "MLP activation"}}, set()),
     # No block finding, decided: gelu right to 2e-8; attention
     # biases and the scale (the block's designs cannot tell them from other weights); heads reversed or not
     # transposed, and a softmax off by 1e-6 (attention probes' findings); heads_no_transpose raises with causal=True.
@@ -243,6 +266,31 @@ def _mha_batch_flattened(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False):
                                   causal=causal).reshape(B, T, C)
 
 
+def fc_bias_after_gelu(x, p, n_heads, causal=True):
+    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal)
+    h = S.gelu(_ln(x, p, "ln2") @ p["mlp.fc.weight"].T) + p["mlp.fc.bias"]  # the bias after the activation
+    return x + h @ p["mlp.proj.weight"].T + p["mlp.proj.bias"]
+
+
+def no_activation(x, p, n_heads, causal=True):
+    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal)
+    return x + _mlp(_ln(x, p, "ln2"), p, act=lambda u: u)
+
+
+def with_dropout(x, p, n_heads, causal=True):
+    out = S.transformer_block(x, p, n_heads, causal)
+    return out * (np.random.default_rng().random(out.shape) > 0.1) / 0.9
+
+
+def _ln_over_batch(x, w, b):
+    return (x - x.mean(0, keepdims=True)) / np.sqrt(x.var(0, keepdims=True) + 1e-5) * w + b
+
+
+def ln_over_batch(x, p, n_heads, causal=True):
+    x = x + _attn(_ln_over_batch(x, p["ln1.weight"], p["ln1.bias"]), p, n_heads, causal)
+    return x + _mlp(_ln_over_batch(x, p["ln2.weight"], p["ln2.bias"]), p)
+
+
 def off_by_1e5(x, p, n_heads, causal=True):
     return S.transformer_block(x, p, n_heads, causal) + 1e-5
 
@@ -273,6 +321,14 @@ INLINE: dict[str, tuple[object, dict[str, dict[str, str]]]] = {
     # its attention is not the given (correct) one, which is all the block's probes can tell
     "heads_reversed": (heads_reversed, {"with": {"attention_sublayer": "attention sub-layer"}, "alone": {}}),
     "off_by_1e5": (off_by_1e5, {"both": {"residual": "residual stream"}}),
+    # bias after the activation: not ln2, not the activation (which is GELU read through fc.weight)
+    "fc_bias_after_gelu": (fc_bias_after_gelu, {"both": {"mlp": "fc.bias (after the activation)"}}),
+    # no activation at all reads u both ways: the activation's finding, not a misplaced bias
+    "no_activation": (no_activation, {"both": {"activation": "MLP activation"}}),
+    "with_dropout": (with_dropout, {"both": {"determinism": "randomness in transformer_block"}}),
+    # element 1's change reaches element 0 through the batch statistics, not the mask: no causal finding
+    "ln_over_batch": (ln_over_batch, {"both": {"layer_norms_present": "ln1 (before the attention) and ln2",
+                                               "batch_independence": "batch independence"}}),
     "eps_1e6_and_causal_ignored": (eps_1e6_and_causal_ignored, {
         "with": {"block_layer_norm": "(eps)", "causal": "causal argument"},
         "alone": {"block_layer_norm": "(eps)", "causal": CAUSAL}}),
@@ -323,8 +379,21 @@ def test_correct_blocks_get_no_finding(mode):
     assert _run(alt_block, alt, mode) == []
 
 
-@pytest.mark.parametrize("block, mha", [(heads_reversed, _mha_heads_reversed), (batch_mixed, _mha_batch_flattened)],
-                         ids=["heads_reversed", "batch_flattened"])
+def _mha_values_scaled(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False):
+    d = x.shape[-1]
+    hs = d // n_heads  # att @ (v / sqrt(d_head)) with unscaled scores; with T = 1 only the values' scale shows
+    return S.multi_head_attention(x, w_qkv, b_qkv, np.eye(d) / np.sqrt(hs), np.zeros(d), n_heads,
+                                  causal=causal) @ w_out.T + b_out
+
+
+def values_scaled(x, p, n_heads, causal=True):
+    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal, mha=_mha_values_scaled)
+    return x + _mlp(_ln(x, p, "ln2"), p)
+
+
+@pytest.mark.parametrize("block, mha", [(heads_reversed, _mha_heads_reversed), (batch_mixed, _mha_batch_flattened),
+                                        (values_scaled, _mha_values_scaled)],
+                         ids=["heads_reversed", "batch_flattened", "values_scaled"])
 def test_block_running_the_students_own_broken_attention_gets_no_block_finding(block, mha):
     """A mistake inside the student's multi_head_attention, used faithfully by the block, is the attention
     probes' to report: the block's ln1, read through that attention, must not be blamed for it."""
@@ -410,10 +479,12 @@ def test_block_probes_make_few_calls_and_are_fast():
                             gelu=counted("gelu", S.gelu), mha=counted("mha", S.multi_head_attention))
     elapsed = time.perf_counter() - start
     assert findings == []
-    # 17 designs less the layout one (the attention is checked against mha instead); on a correct block
-    # layer_norm and mha run once each for that check, gelu once for the activation
-    assert counts == {"block": 16, "layer_norm": 1, "gelu": 1, "mha": 1}
+    # 20 designs less the layout one (the attention is checked against mha instead), the one perturbing a single
+    # token (needed only when batch elements mix) and the activation read through fc.weight (needed only when the
+    # activation read through fc.bias is the identity); on a correct block layer_norm runs once for the attention
+    # check, mha once for it and once for the ln1 reader, gelu once for the activation
+    assert counts == {"block": 17, "layer_norm": 1, "gelu": 1, "mha": 2}
     assert elapsed < 0.5
     counts["block"] = 0
     assert bp.run_block(counted("block", S.transformer_block)) == []
-    assert counts["block"] == 17
+    assert counts["block"] == 18

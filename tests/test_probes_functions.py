@@ -30,6 +30,12 @@ CORPUS_EXPECTED: dict[str, dict[str, str]] = {
     # cases of commit 1b355d6: layer_norm's default eps is 1e-6 (the checks pass eps=1e-5, the probe does not)
     "block_eps_1e-6": {"layer_norm_statistics": "(eps)"},
     "softmax_eps_in_denominator": {"softmax_normalisation": "softmax"},
+    # held-out cases (heldout_*), written from each case's code before running the probes; the GELU with
+    # 0.0447 for 0.044715 (1e-5 off) has none: no property of GELU pins that constant
+    "heldout_gelu_sqrt_2pi": {"gelu": "gelu"},
+    "heldout_layer_norm_batch_axis": {"layer_norm_statistics": "(mean)"},
+    "heldout_pair_ln_eps_outside_relu": {"layer_norm_statistics": "eps_outside", "gelu": "gelu"},
+    "heldout_softmax_global_sum": {"softmax_normalisation": "softmax"},
 }
 
 
@@ -107,6 +113,10 @@ def gelu_no_half(x):
     return x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
 
 
+def gelu_sqrt_2pi(x):  # sqrt(2 * pi) for sqrt(2 / pi): right at 0, far from 0 and increasing, wrong in between
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 * np.pi) * (x + 0.044715 * x**3)))
+
+
 #: inline case -> (softmax, layer_norm, gelu) and the expected {probe: component substring}.
 INLINE: dict[str, tuple[tuple, dict[str, str]]] = {
     "softmax_denominator_eps": ((softmax_denominator_eps, None, None), {"softmax_normalisation": "softmax"}),
@@ -119,6 +129,7 @@ INLINE: dict[str, tuple[tuple, dict[str, str]]] = {
     "gelu_identity": ((None, None, gelu_identity), {"gelu": "gelu"}),
     "silu": ((None, None, silu), {"gelu": "gelu"}),
     "gelu_no_half": ((None, None, gelu_no_half), {"gelu": "gelu"}),
+    "gelu_sqrt_2pi": ((None, None, gelu_sqrt_2pi), {"gelu": "gelu"}),
     # two mistakes in two functions: each its own finding
     "two_functions": ((softmax_denominator_eps, layer_norm_no_bias, None),
                       {"softmax_normalisation": "softmax", "layer_norm_affine": "weight and bias"}),
@@ -204,6 +215,9 @@ def test_gelu_findings_quote_values():
     assert "no activation" in _finding("gelu", gelu_identity).observation
     # silu(6) = 6 / (1 + e^-6) = 5.98516
     assert "gelu(6) = 5.98516" in _finding("gelu", silu).observation
+    # 0.5 tanh(2.50663 * 0.505589) = 0.5 tanh(1.26732) = 0.42653; x Phi(x): 0.5 erf(0.5 / sqrt 2) = 0.5 * 0.38292
+    text = _finding("gelu", gelu_sqrt_2pi).observation
+    assert "gelu(0.5) + gelu(-0.5) = 0.4265" in text and "= 0.1915" in text
 
 
 def test_a_function_that_raises_or_returns_garbage_gets_no_finding():

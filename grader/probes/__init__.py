@@ -21,6 +21,8 @@ Modules:
   norms, causality, batch elements, attention sub-layer; its MLP in :mod:`~grader.probes.block_mlp`; the
   designed calls in :mod:`~grader.probes.block_designs`.
 - :mod:`grader.probes.functions`: ``softmax``, ``layer_norm``, ``gelu`` (``run_functions``).
+- :mod:`grader.probes.determinism`: the same call twice gives the same output (dropout left on does not);
+  ``run`` and ``run_block`` report only that finding when it fails, since every other probe compares calls.
 """
 from __future__ import annotations
 

@@ -17,24 +17,32 @@ The probes live in :mod:`grader.probes.attention_mask` (causal mask, ``causal`` 
 elements), :mod:`grader.probes.attention_layout` (biases, weight layout, head slots and split) and
 :mod:`grader.probes.attention_softmax` (attention weights, precision, large scores), sharing
 :mod:`grader.probes.attention_calls`; this module gathers them in :data:`PROBES`. Every probe is
-deterministic (:data:`~grader.probes.attention_calls.SEED`); :func:`run` makes 38 calls (at most 40) in all.
+deterministic (:data:`~grader.probes.attention_calls.SEED`); :func:`run` makes 42 calls (at most 49) in all.
 """
 from __future__ import annotations
 
 from grader.probes import Finding
 from grader.probes.attention_layout import probe_biases, probe_head_slots, probe_head_split, probe_weight_layout
 from grader.probes.attention_mask import (probe_batch_independence, probe_causal_flag, probe_causality,
-                                          probe_self_sight)
+                                          probe_large_scores_mask, probe_self_sight)
 from grader.probes.attention_softmax import probe_attention_weights, probe_large_scores, probe_precision
+from grader.probes.determinism import probe_determinism
 
-PROBES = (probe_causality, probe_self_sight, probe_causal_flag, probe_batch_independence, probe_biases,
-          probe_weight_layout, probe_head_slots, probe_head_split, probe_attention_weights, probe_precision,
-          probe_large_scores)
+PROBES = (probe_determinism, probe_causality, probe_self_sight, probe_large_scores_mask, probe_causal_flag,
+          probe_batch_independence, probe_biases, probe_weight_layout, probe_head_slots, probe_head_split,
+          probe_attention_weights, probe_precision, probe_large_scores)
 
 
 def run(mha) -> list[Finding]:
-    """Every probe of :data:`PROBES` on ``mha`` (38 calls, at most 40); the findings, in probe order."""
-    return [f for f in (probe(mha) for probe in PROBES) if f is not None]
+    """Every probe of :data:`PROBES` on ``mha`` (42 calls, at most 49); the findings, in probe order.
+
+    When the first, :func:`~grader.probes.determinism.probe_determinism`, finds the function random,
+    its finding is the only one: every other probe compares calls, and would report noise as a fault.
+    """
+    random = probe_determinism(mha)
+    if random is not None:
+        return [random]
+    return [f for f in (probe(mha) for probe in PROBES[1:]) if f is not None]
 
 
 __all__ = ["PROBES", "run", *[p.__name__ for p in PROBES]]

@@ -134,15 +134,19 @@ def _slot_design():
     return np.broadcast_to(x0, (B, T, D)).copy(), w, np.zeros(3 * D), np.eye(D), np.zeros(D)
 
 
-def _slots(mha):
-    """(out, holds) for :func:`_slot_design`: holds[t, m] = the head whose values fill slot m at token t.
-
-    -1 where a slot holds no head's values (batch element 0). ``None`` when the call fails or the output's
-    total is not the input's (values lost, not moved: then no layout can be read). 1 call.
-    """
+def slot_output(mha):
+    """(x, out) for :func:`_slot_design` (values the same at every token, W_V = W_O = I, all else 0, so the
+    contract's output is x), or ``None`` when the call gives no finite array (1 call)."""
     x, w, b, w_out, b_out = _slot_design()
     out = call_mha(mha, x, w, b, w_out, b_out, H)
-    if out is None or abs(out.sum() - x.sum()) > 1e-4 * x.sum():
+    return None if out is None else (x, out)
+
+
+def read_slots(x, out):
+    """(out, holds) for :func:`_slot_design`'s input ``x`` and the output ``out``: holds[t, m] = the head whose
+    values fill slot m at token t, -1 where a slot holds no head's values (batch element 0). ``None`` when
+    the output's total is not the input's (values lost, not moved: then no layout can be read)."""
+    if abs(out.sum() - x.sum()) > 1e-4 * x.sum():
         return None
     heads = x[0, 0].reshape(H, DH)
     blocks = out[0].reshape(T, H, DH)
@@ -152,6 +156,12 @@ def _slots(mha):
             match = [g for g in range(H) if np.allclose(blocks[t, m], heads[g], rtol=1e-4, atol=0)]
             holds[t, m] = match[0] if match else -1
     return out, holds
+
+
+def _slots(mha):
+    """:func:`read_slots` of the student's output on :func:`_slot_design`, or ``None`` (1 call)."""
+    got = slot_output(mha)
+    return None if got is None else read_slots(*got)
 
 
 def slots_ok(mha):

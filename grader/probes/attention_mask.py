@@ -1,11 +1,12 @@
 """Attention probes of what each output may see: the causal mask, the ``causal`` argument, batch elements.
 
 Probes: :func:`probe_causality` and :func:`probe_self_sight` (the causal mask: no later token, but the
-token itself), :func:`probe_causal_flag` (causal=False masks nothing, causal=True does) and
+token itself), :func:`probe_large_scores_mask` (no later token at scores of order 1e6 either),
+:func:`probe_causal_flag` (causal=False masks nothing, causal=True does) and
 :func:`probe_batch_independence` (no batch element sees another). The first three use one design: n_heads
 = 1 and queries Q = 0, so every score is 0 and a token weighs the tokens it may see equally -- its output
 moves exactly when a visible token's value moves -- and with one head no split or join of heads can move
-one token's output to another token. 15 calls (at most 17) in all, through
+one token's output to another token. 17 calls (at most 22) in all, through
 :func:`grader.probes.attention_calls.call_mha`.
 """
 from __future__ import annotations
@@ -67,12 +68,15 @@ def probe_causality(mha) -> Finding | None:
     mask blocks the diagonal (token 0 has nothing left): that is :func:`probe_self_sight`'s finding.
     Finding: "with causal=True, changing token 3 moved your output at token 0 by 0.41: the causal mask
     lets tokens see the future", plus the pattern when it is one of: every later token visible, exactly
-    the next one (off by one), only later tokens (inverted).
+    the next one (off by one), only later tokens (inverted). When the causal=True output is NaN or inf
+    everywhere, the same call with causal=False (1 more call) tells whether the mask is what makes it so.
     """
     got = _visibility(mha, causal=True)
     if got is None:
         return None
     moved, known, sees = got
+    if not known.any():
+        return _nan_everywhere(mha)
     n = len(moved)
     future = np.triu(np.ones((n, n), dtype=bool), 1)
     leaks = sees & future
@@ -90,6 +94,55 @@ def probe_causality(mha) -> Finding | None:
     return Finding("causality", "causal mask",
                    f"with causal=True, changing token {s} moved your output at token {t} by {moved[t, s]:.2g}: "
                    f"the causal mask lets tokens see the future{pattern}")
+
+
+def _nan_everywhere(mha) -> Finding | None:
+    """The causal=True output of the Q = 0 design is NaN or inf everywhere: a finding when causal=False's is
+    finite (then the mask did it: ``triu(ones) * -inf`` is NaN below the diagonal, 0 * -inf, or it blocks every
+    key of every token)."""
+    x, w, b, w_out, b_out = _q_zero(np.random.default_rng(SEED))
+    if call_mha(mha, x, w, b, w_out, b_out, 1, causal=False) is None:
+        return None
+    return Finding("causality", "causal mask",
+                   "with causal=True every value of your output is NaN or inf, with causal=False none is: the causal "
+                   "mask puts NaN into the scores (0 * -inf is NaN: a mask built as triu(ones) * -inf) or leaves no "
+                   "token anything to attend to; set the later tokens' scores to -inf, e.g. np.where(future, -np.inf, "
+                   "scores)")
+
+
+def probe_large_scores_mask(mha) -> Finding | None:
+    """Causal mask at large scores: with x scaled by 1000, a later token must still move no earlier output.
+
+    Feeds random weights and biases (B 2, T 5, d 24, 4 heads, causal=True), x scaled by 1000 (scores of order
+    1e6), then element 0's last token redrawn (2 calls); when earlier outputs of element 0 moved, the same at
+    unit scale (2 more calls) keeps this probe to what only large scores show. A mask of -inf (or of a
+    number far below every score) gives later tokens weight exactly 0 at any scale; a finite mask value
+    such as -1e4 is outweighed by scores of order -1e6, and the weight goes to the future.
+    Finding: "with x scaled by 1000 ... changing token 4 moved your output at token 0 by 3e+02, though at
+    unit scale it does not: ...", component ``"causal mask (large scores)"``.
+    """
+    rng = np.random.default_rng(SEED + 1)
+    x, w, b, w_out, b_out = random_inputs(rng)
+    x2 = x.copy()
+    x2[0, -1] = rng.normal(size=x.shape[2])
+
+    def earlier_moved(factor):
+        base = call_mha(mha, factor * x, w, b, w_out, b_out, H, causal=True)
+        other = None if base is None else call_mha(mha, factor * x2, w, b, w_out, b_out, H, causal=True)
+        if other is None:
+            return None
+        return difference(other[0, :-1], base[0, :-1])
+
+    big = earlier_moved(1000.0)
+    if big is None or not big[1]:
+        return None
+    unit = earlier_moved(1.0)
+    if unit is None or unit[1]:
+        return None
+    return Finding("large_scores_mask", "causal mask (large scores)",
+                   f"with x scaled by 1000 (scores of order 1e6) and causal=True, changing the last token moved your "
+                   f"output at earlier tokens by up to {big[0]:.2g}, though at unit scale it does not: the blocked "
+                   "scores are set to a finite number (such as -1e4) that scores of this size outweigh; use -inf")
 
 
 def probe_self_sight(mha) -> Finding | None:
@@ -135,7 +188,9 @@ def probe_causal_flag(mha) -> Finding | None:
     Feeds the Q = 0 design of :func:`probe_causality` (3 calls): with causal=False, the last token of
     batch element 0 changed (token 0 must move: nothing is masked) and token 0 of element 1 changed (the
     last token must move: the control that tokens attend to each other at all); then causal=True, whose
-    output must differ from causal=False's (earlier tokens weigh fewer tokens).
+    output must differ from causal=False's (earlier tokens weigh fewer tokens). When it does not, the same
+    two calls with random queries (2 more calls) tell a mask that is ignored from one that changes nothing
+    only while every score is 0 (future scores set to 0 rather than -inf: ``np.tril(scores)``).
     Findings: "with causal=False, changing the last token (3) did not move your output at token 0: your
     function hides later tokens even when causal=False"; "causal=True returned the same output as
     causal=False (largest difference 0): the causal argument is ignored, no mask is applied".
@@ -154,11 +209,16 @@ def probe_causal_flag(mha) -> Finding | None:
                        f"with causal=False, changing the last token ({x.shape[1] - 1}) did not move your output at "
                        "token 0: your function hides later tokens even when causal=False (only causal=True may)")
     on = call_mha(mha, x, w, b, w_out, b_out, 1, causal=True)
-    if on is not None and not difference(on, off)[1]:
-        return Finding("causal_flag", "causal argument",
-                       f"causal=True returned the same output as causal=False (largest difference "
-                       f"{difference(on, off)[0]:.1g}): the causal argument is ignored, no mask is applied")
-    return None
+    if on is None or difference(on, off)[1]:
+        return None
+    x, w, b, w_out, b_out = random_inputs(rng, t=4, d=6)  # random queries: scores that are not all 0
+    off, on = (call_mha(mha, x, w, b, w_out, b_out, 1, causal=c) for c in (False, True))
+    if off is None or on is None or difference(on, off)[1]:
+        return None
+    return Finding("causal_flag", "causal argument",
+                   f"causal=True returned the same output as causal=False (largest difference "
+                   f"{difference(on, off)[0]:.1g}), with all queries 0 and with random ones: the causal argument is "
+                   "ignored, no mask is applied")
 
 
 def probe_batch_independence(mha) -> Finding | None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from grader.probes import Finding
 from grader.probes.attention_calls import DH, HEAD, SEED, B, D, H, T, call_mha, random_inputs
-from grader.probes.attention_layout import slots_ok
+from grader.probes.attention_layout import read_slots, slot_output
 
 
 _A = np.array([1.0, -0.5, 2.0, 0.5, -1.5])  # query factors a_t: score(t, s) = a_t * b_s (unscaled)
@@ -51,11 +51,38 @@ def _is_float32(out):
     return bool((out.astype(np.float32).astype(np.float64) == out).all())
 
 
+#: Output / input of the slot design (values the same at every token, all scores 0) that a known mistake gives,
+#: and what it means. The contract's is 1: weights that sum to 1 leave such values unchanged.
+_VALUE_SCALES = {
+    1 / np.sqrt(DH): (f" = 1/sqrt(d_head = {DH})", "the 1/sqrt(d_head) scale is applied to the values (or the output), "
+                      "not to the scores Q K^T"),
+    T / H: (f" = T / n_heads = {T}/{H}", "the softmax normalises over the heads (each head gets 1/n_heads of every "
+            "key) instead of over each query's keys"),
+    1 / (B * H * T): (f" = 1/(B * n_heads * T) = 1/{B * H * T}", "the softmax normalises over the whole array at once "
+                      "instead of over each query's keys"),
+}
+
+
+def _value_scale(x, out) -> Finding | None:
+    """The slot design's output a multiple c != 1 of its input at every feature (see :data:`_VALUE_SCALES`)."""
+    c = float(np.vdot(out, x) / np.vdot(x, x))
+    if abs(c - 1.0) <= 1e-4 or np.abs(out - c * x).max() > 1e-9 * np.abs(x).max():
+        return None
+    label, meaning = next(((lab, m) for v, (lab, m) in _VALUE_SCALES.items() if abs(c - v) <= 1e-9 * v),
+                          ("", "a query's weights do not sum to 1 over the keys, or the values or the output are scaled"))
+    return Finding("attention_weights", "attention weights' sum or value scale",
+                   f"with values the same at every token (W_V = W_O = I, all scores 0) your output is {c:.6g} times "
+                   f"the values{label}, where weights summing to 1 over the keys give the values unchanged: {meaning}")
+
+
 def probe_attention_weights(mha) -> Finding | None:
     """Attention weights, read back through one-hot values: rows sum to 1, masked, scaled by 1/sqrt(d_head).
 
     Feeds the design of :func:`_one_hot` (B 2, T 5, d 24, 4 heads), causal=False and causal=True, after
-    the slot probe's design (3 calls; the readout needs each head's values in its own slot). Head 1's
+    the slot probe's design (3 calls; the readout needs each head's values in its own slot). When the slot
+    design's output is a multiple c != 1 of its input (values the same at every token), the readout cannot
+    work, and c says why (:data:`_VALUE_SCALES`: values scaled by 1/sqrt(d_head), a softmax over the heads or
+    over the whole array). Head 1's
     matrix A has, by the contract, rows softmax over keys of scores a_t * b_s / sqrt(d_head), so: rows
     sum to 1; with causal=True entries above the diagonal are 0, the diagonal is not, and rows still sum
     to 1; log(A[t, s] / A[t, 0]) = scale * a_t * (b_s - b_0) with scale = 1/sqrt(6). Tolerance on sums
@@ -64,9 +91,19 @@ def probe_attention_weights(mha) -> Finding | None:
     from 1 ("differ from 1 by up to 1.0e-06"); later tokens weighted with causal=True; zero self-weight;
     causal rows that are the causal=False weights with the future zeroed (mask after the softmax); "the
     weights follow scores scaled by 0.2041 = 1/sqrt(d_model = 24); the contract scales by 1/sqrt(d_head)
-    = 1/sqrt(6) = 0.4082" (only when one scale fits every weight to 1e-4).
+    = 1/sqrt(6) = 0.4082" (only when one scale fits every weight to 1e-4 and differs from the contract's by
+    more than 1 %); weights that follow the contract's scale only to 1e-9 .. 1e-2 in log-ratio (float64 gives
+    about 1e-15) and are not float32 numbers (:func:`probe_precision`'s): scores or weights computed in lower
+    precision, component ``"float64 precision"``.
     """
-    if not slots_ok(mha):
+    slots = slot_output(mha)
+    if slots is None:
+        return None
+    scaled = _value_scale(*slots)
+    if scaled is not None:
+        return scaled
+    read = read_slots(*slots)
+    if read is None or not (read[1] == np.arange(H)).all():
         return None
     free = _one_hot(mha, causal=False)
     if free is None:
@@ -118,7 +155,15 @@ def probe_attention_weights(mha) -> Finding | None:
     model = _A[:, None] * (_B - _B[0])[None, :]
     scale = float((logs * model).sum() / (model * model).sum())
     contract = 1 / np.sqrt(DH)
-    if np.abs(logs - scale * model).max() > 1e-4 or abs(scale - contract) <= 1e-4 * contract:
+    if abs(scale - contract) <= 1e-2 * contract:
+        off = float(np.abs(logs - contract * model).max())
+        if not 1e-9 < off <= 1e-2 or _is_float32(out):
+            return None
+        return Finding("attention_weights", "float64 precision",
+                       f"{lead} follow the softmax of the scores scaled by 1/sqrt(d_head) only to {off:.1g} in "
+                       "log(weight ratio), where float64 arithmetic gives about 1e-15: the scores or the weights are "
+                       "computed in lower precision (float16 or float32 somewhere); keep every array float64")
+    if np.abs(logs - scale * model).max() > 1e-4:
         return None
     names = {1 / np.sqrt(D): f" = 1/sqrt(d_model = {D})", 1.0: " (not scaled)", 1 / DH: f" = 1/d_head = 1/{DH}",
              np.sqrt(DH): f" = sqrt(d_head = {DH})"}
@@ -157,7 +202,7 @@ def probe_large_scores(mha) -> Finding | None:
     whole rows to 0/0.
     Finding: "with x scaled by 1000 (scores of order 1e6) your output has NaN or inf, though it is finite
     at unit scale: exp overflows or underflows in your attention's softmax (subtract each row's own
-    maximum before exp)".
+    maximum before exp), or the scores overflow a smaller dtype (float16 stops at 65504)".
     """
     x, w, b, w_out, b_out = random_inputs(np.random.default_rng(SEED))
     if call_mha(mha, x, w, b, w_out, b_out, H) is None:
@@ -168,4 +213,4 @@ def probe_large_scores(mha) -> Finding | None:
     return Finding("large_scores", "softmax stability",
                    "with x scaled by 1000 (scores of order 1e6) your output has NaN or inf, though it is finite at "
                    "unit scale: exp overflows or underflows in your attention's softmax (subtract each row's own "
-                   "maximum before exp)")
+                   "maximum before exp), or the scores overflow a smaller dtype (float16 stops at 65504)")

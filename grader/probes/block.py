@@ -32,6 +32,7 @@ from . import Finding
 from .block_designs import (D, DESIGNS, SAME, T, BlockRun, as_run, maxabs, normalised_by, normalised_words,
                             post_norm_label, rows_equal, scale)
 from .block_mlp import probe_activation, probe_mlp
+from .determinism import probe_block_determinism
 from .functions import affine_verdict, layer_norm_verdict
 
 
@@ -166,14 +167,16 @@ def probe_block_layer_norm(block, **functions) -> Finding | None:
     the same on these rows, nothing is reported here (the layer_norm probes report it). Component
     ``"ln1 in transformer_block (eps)"`` etc.; runs only when the residual identity holds and the layer
     norms are present; ln1 only when the block keeps batch elements apart (the rows read are batch
-    elements: seen by :func:`_batch_mixed`, whoever is at fault), ln2 only when :func:`probe_mlp` passes.
+    elements: seen by :func:`_batch_mixed`, whoever is at fault) and, with the student's
+    multi_head_attention given, when it returns its input on the reader's weights (1 call: an attention that
+    scales its values by 1/sqrt(d_head) would read as a wrong variance); ln2 only when :func:`probe_mlp` passes.
     """
     run = as_run(block, **functions)
     if not run.identity_holds or probe_layer_norms_present(run) is not None:
         return None
     for label in ("ln1", "ln2"):
-        if probe_mlp(run) if label == "ln2" else _batch_mixed(run):
-            continue  # the read of ln2 needs the MLP's wiring, that of ln1 one attention per batch element
+        if probe_mlp(run) if label == "ln2" else _batch_mixed(run) or not run.attention_reads:
+            continue  # the read of ln2 needs the MLP's wiring, that of ln1 an attention returning its input
         rows = DESIGNS[label + "_read"].x
         plain, scaled = run.out(label + "_read"), run.out(label + "_read_affine")
         if plain is None:
@@ -207,6 +210,12 @@ def _moved(run: BlockRun, name: str) -> np.ndarray | None:
     return None if a is None or b is None else np.abs(b - a).max(-1)
 
 
+def _moved_by_last_token(run: BlockRun) -> np.ndarray | None:
+    """(B, T): how far each token's output moved (causal=True) when only element 0's last token changed."""
+    a, b = run.out("full"), run.out("full_last_perturbed")
+    return None if a is None or b is None else np.abs(b - a).max(-1)
+
+
 def _attention_moved(run: BlockRun, causal: bool) -> np.ndarray | None:
     if run.mha is None:
         return None
@@ -237,13 +246,19 @@ def probe_causal(block, **functions) -> Finding | None:
     run on the same input and weights: if it behaves the same, nothing is reported here (the attention
     probes report the mask); if it does not, component ``"causal argument of transformer_block"`` (the
     block does not run its attention with the causal it was given); without it, component
-    ``"causal masking in transformer_block"``.
+    ``"causal masking in transformer_block"``. When the block also mixes batch elements (element 2 moved),
+    element 1's change may be what moved element 0: then element 0's last token is perturbed alone (1 more
+    call) and only what that moves counts.
     """
     run = as_run(block, **functions)
     moved, moved_open = _moved(run, "full"), _moved(run, "full_noncausal")
     if moved is None:
         return None
     tol = 1e-9 * scale(DESIGNS["full"].x)
+    if moved[0, :-1].max() > tol and _batch_mixed(run) is not None:
+        moved = _moved_by_last_token(run)  # element 1's change may have moved element 0: perturb token 4 alone
+        if moved is None or moved[0, :-1].max() <= tol:
+            return None  # batch mixing, not the mask: probe_batch_independence's finding
     if moved[0, :-1].max() > tol:
         t = int(np.argmax(moved[0, :-1]))
         seen = f"with causal=True, changing token {T - 1} moved your block's output at token {t} by {moved[0, t]:.3g}"
@@ -354,20 +369,25 @@ def _attention_layout(run: BlockRun) -> Finding | None:
                    f"x @ W instead of x @ W.T for {' and '.join(wrong)}")
 
 
-PROBES = (probe_residual, probe_norm_placement, probe_layer_norms_present, probe_block_layer_norm, probe_mlp,
-          probe_activation, probe_causal, probe_batch_independence, probe_attention_sublayer)
+PROBES = (probe_block_determinism, probe_residual, probe_norm_placement, probe_layer_norms_present,
+          probe_block_layer_norm, probe_mlp, probe_activation, probe_causal, probe_batch_independence,
+          probe_attention_sublayer)
 
 
 def run_block(block: Callable, *, layer_norm: Callable | None = None, gelu: Callable | None = None,
               mha: Callable | None = None) -> list[Finding]:
-    """Every block probe, sharing calls: at most 17 block calls and 10 of the optional functions.
+    """Every block probe, sharing calls: at most 20 block calls and 11 of the optional functions.
 
     ``layer_norm``, ``gelu`` and ``mha`` are the student's own functions (multi_head_attention's
     signature), used only for self-consistency: with them a block that uses them faithfully gets no
-    finding for their mistakes (their own probes report those). Findings in :data:`PROBES` order.
+    finding for their mistakes (their own probes report those). Findings in :data:`PROBES` order; a block
+    that is random (:func:`~grader.probes.determinism.probe_block_determinism`) gets that finding alone.
     """
     run = BlockRun(block, layer_norm=layer_norm, gelu=gelu, mha=mha)
-    return [f for f in (probe(run) for probe in PROBES) if f is not None]
+    random = probe_block_determinism(run)
+    if random is not None:
+        return [random]
+    return [f for f in (probe(run) for probe in PROBES[1:]) if f is not None]
 
 
 __all__ = ["BlockRun", "DESIGNS", "PROBES", "run_block", *(p.__name__ for p in PROBES)]

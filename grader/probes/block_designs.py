@@ -11,7 +11,8 @@ true of any correct block (exercises/exercise3/README.md's pre-norm block):
   elements (here the rows read) stay apart: the block's ln1 can be read; likewise an MLP whose
   pre-activations are >= 17 reads ln2, since there GELU, its approximations and ReLU equal their input
   (to ~1e-13);
-- a layer norm over the features undoes a per-token scale and shift; only attention mixes tokens.
+- a layer norm over the features undoes a per-token scale and shift, and with weight 0 returns its bias at
+  every token; only attention mixes tokens.
 """
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ def _designs() -> dict[str, Design]:
     x_pert = x.copy()
     x_pert[0, -1] += 2.0 * rng.standard_normal(D)  # the last token of batch element 0
     x_pert[1, 0] += 2.0 * rng.standard_normal(D)  # the first token of batch element 1; element 2 untouched
+    x_last = x.copy()
+    x_last[0, -1] = x_pert[0, -1]  # only the last token of batch element 0
     ln = {f"ln{i}.{k}": rng.uniform(0.5, 1.5, D) if k == "weight" else rng.uniform(-1.0, 1.0, D)
           for i in (1, 2) for k in ("weight", "bias")}
     unit = {f"ln{i}.{k}": np.ones(D) if k == "weight" else np.zeros(D) for i in (1, 2) for k in ("weight", "bias")}
@@ -90,6 +93,8 @@ def _designs() -> dict[str, Design]:
         "mlp_zero_scaled": Design(x_scaled, {**ln, **attn, **no_mlp}),
         "full": Design(x, full),
         "full_perturbed": Design(x_pert, full),
+        "full_again": Design(x, full),  # the same call as "full", made again (is the block deterministic?)
+        "full_last_perturbed": Design(x_last, full),
         "full_noncausal": Design(x, full, causal=False),
         "full_noncausal_perturbed": Design(x_pert, full, causal=False),
         "ln1_read": Design(rows, {**unit, **attention(np.eye(D), np.eye(D)), **no_mlp}, n_heads=1),
@@ -102,6 +107,9 @@ def _designs() -> dict[str, Design]:
                                                               0.2 * rng.standard_normal((D, HIDDEN)), mlp["mlp.proj.bias"])}),
         "mlp_swap": Design(x, {**ln, **no_attn, **mlp_with(mlp["mlp.fc.weight"], u_big, np.zeros((D, HIDDEN)), np.zeros(D))}),
         "activation": Design(x, {**ln, **no_attn, **mlp_with(np.zeros((HIDDEN, D)), u_read, select.T.copy(), np.zeros(D))}),
+        # the same u reached through fc.weight: ln2 (weight 0, bias u) gives u at every token, fc.bias = 0
+        "activation_by_weight": Design(x, {**ln, "ln2.weight": np.zeros(D), "ln2.bias": U_READ.copy(), **no_attn,
+                                           **mlp_with(select, np.zeros(HIDDEN), select.T.copy(), np.zeros(D))}),
     }
 
 
@@ -113,7 +121,7 @@ class BlockRun:
     """The student's block (and optionally their layer_norm, gelu, multi_head_attention) on the designs.
 
     Each designed call is made at most once however many probes ask, so :func:`run_block` costs at most
-    17 block calls and 10 calls of the other functions (mha 6, layer_norm 3, gelu 1).
+    20 block calls and 11 calls of the other functions (mha 7, layer_norm 3, gelu 1).
     """
 
     def __init__(self, block: Callable, *, layer_norm: Callable | None = None, gelu: Callable | None = None,
@@ -131,6 +139,16 @@ class BlockRun:
         p = DESIGNS[name].params
         return self.memo.get(("mha", name, causal, x.tobytes()), self.mha, x, *(p[k] for k in _ATTN),
                              DESIGNS[name].n_heads, causal=causal, shape=x.shape)
+
+    @cached_property
+    def attention_reads(self) -> bool:
+        """Whether the student's multi_head_attention, when given, returns its input on the ln1 reader's weights
+        (T = 1, one head, Q = K = 0, V = W_O = I), as the contract's does (1 call); True when it is not given."""
+        if self.mha is None:
+            return True
+        rows = DESIGNS["ln1_read"].x
+        out = self.attention("ln1_read", rows, True)
+        return out is not None and maxabs(out - rows) <= SAME * scale(rows)
 
     @cached_property
     def identity_holds(self) -> bool:

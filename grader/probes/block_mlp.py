@@ -25,6 +25,7 @@ def probe_mlp(block, **functions) -> Finding | None:
     x + u @ F and call 1 x + c ("MLP weights (fc and proj swapped)": ``z @ proj.W`` then ``@ fc.W`` is the
     only layout slip whose shapes run); call 1 gives x + P @ u ("MLP proj.bias"); call 1 gives x + c while
     call 2 is right ("MLP fc.bias"); else the largest difference ("MLP"). Needs the residual identity.
+    When both pass, :func:`_bias_after_activation` looks where fc.bias enters (1 or 2 more calls).
     """
     run = as_run(block, **functions)
     if not run.identity_holds:
@@ -42,7 +43,7 @@ def probe_mlp(block, **functions) -> Finding | None:
 
     swap_ok = maxabs(got_swap) <= tol
     if near(got, P @ u + c) and swap_ok:
-        return None
+        return _bias_after_activation(run)
     lead = "with fc.weight = 0 and fc.bias = 20 .. 35.5 (where every GELU equals its input)"
     if near(got_swap, q["mlp.fc.bias"] @ q["mlp.fc.weight"]) and near(got, c):
         return Finding("mlp", "MLP weights (fc and proj swapped)",
@@ -58,6 +59,39 @@ def probe_mlp(block, **functions) -> Finding | None:
                                      f"to {maxabs(got_swap):.3g}")
     return Finding("mlp", "MLP", f"{lead} the MLP added something other than proj.weight @ fc.bias + proj.bias "
                                  f"(off by up to {maxabs(got - (P @ u + c)):.3g})")
+
+
+def _bias_after_activation(run) -> Finding | None:
+    """fc.bias added after the activation, ``gelu(z @ fc.W.T) + fc.b``: the activation read two ways (2 calls).
+
+    At pre-activations >= 20 (:func:`probe_mlp`'s calls) every activation is the identity, so the bias's
+    place does not show there. Read at u = -3 .. 3 instead: through fc.bias (fc.weight = 0: design
+    "activation") and through fc.weight (ln2's weight 0 and bias u give u at every token, fc.bias = 0: design
+    "activation_by_weight"). A correct block gives act(u) both ways. ``gelu(z @ fc.W.T) + fc.b`` gives
+    act(0) + u = u through the bias and act(u) through the weight. So: u exactly through the bias (a block
+    with no activation gives u both ways), while through the weight the same value at every token that
+    is not u. Finding, component ``"MLP fc.bias (after the activation)"``.
+    """
+    by_bias = run.out("activation")
+    if by_bias is None:
+        return None
+    g = (by_bias - DESIGNS["activation"].x).reshape(-1, D)
+    if maxabs(g - U_READ) > 1e-9 * scale(U_READ):
+        return None  # the activation read through fc.bias is not the identity: fc.bias is where it belongs
+    by_weight = run.out("activation_by_weight")
+    if by_weight is None:
+        return None
+    w = by_weight - DESIGNS["activation_by_weight"].x
+    if not rows_equal(w):
+        return None  # ln2 did not give u at every token: the read through fc.weight says nothing
+    w = w.reshape(-1, D)[0]
+    i = int(np.argmax(np.abs(w - U_READ)))
+    if abs(w[i] - U_READ[i]) <= 1e-6:
+        return None
+    return Finding("mlp", "MLP fc.bias (after the activation)",
+                   f"with fc.weight = 0 and fc.bias = u the MLP passed u through unchanged (u = {U_READ[i]:g} gave "
+                   f"{g[0, i]:.7g}), while the same u reached through fc.weight came out as {w[i]:.7g}: fc.bias is "
+                   "added after the activation; it belongs inside, gelu(z @ fc.weight.T + fc.bias)")
 
 
 def probe_activation(block, **functions) -> Finding | None:

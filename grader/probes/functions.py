@@ -17,6 +17,7 @@ The layer-norm helpers here (:func:`layer_norm_verdict`, :func:`affine_verdict`)
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -327,10 +328,13 @@ def probe_gelu(gelu: Callable, *, memo: Memo | None = None) -> Finding | None:
     """gelu on a (2, 6) grid u = -10, -6, -3, -1, -0.5, 0, 0.5, 1, 2, 3, 6, 10 (1 call).
 
     Every GELU (x·Phi(x) and its tanh and sigmoid approximations) is 0 at 0, increasing for x > 0, within
-    1e-3 of x at x >= 6 and of 0 at x = -10, and is neither ReLU (GELU(-0.5) < 0) nor the identity. The
-    finding (component ``"gelu"``) names exactly ReLU or exactly the identity, else the first property that
-    fails with its numbers. It cannot tell tanh GELU from the exact erf GELU or the sigmoid approximation
-    (a variant's job: see the module docstring).
+    1e-3 of x at x >= 6 and of 0 at x = -10, and is neither ReLU (GELU(-0.5) < 0) nor the identity; and
+    gelu(0.5) + gelu(-0.5) = 0.5 (Phi(0.5) - Phi(-0.5)) = 0.1915 (x·Phi(x), Hendrycks & Gimpel 2016; the tanh
+    approximation gives 0.19144, the sigmoid one 0.2008), checked to 10 %: a wrong constant inside the tanh
+    (sqrt(2·pi) for sqrt(2/pi)) or x·sigmoid(x) misses it by far. The finding (component ``"gelu"``) names
+    exactly ReLU or exactly the identity, else the first property that fails with its numbers. It cannot
+    tell tanh GELU from the exact erf GELU or the sigmoid approximation (a variant's job: see the module
+    docstring).
     """
     memo = memo or Memo()
     u = DESIGNS["gelu_u"]
@@ -356,7 +360,16 @@ def probe_gelu(gelu: Callable, *, memo: Memo | None = None) -> Finding | None:
         i = int(np.argmax(off))
         return Finding("gelu", "gelu", f"gelu({u[far][i]:g}) = {g[far][i]:.6g}: far from 0 a GELU is within "
                                        "1e-3 of max(x, 0)")
+    even = float(g[u == 0.5][0] + g[u == -0.5][0])
+    if abs(even - _GELU_EVEN_HALF) > 0.1 * _GELU_EVEN_HALF:
+        return Finding("gelu", "gelu", f"gelu(0.5) + gelu(-0.5) = {even:.4g}, where GELU = x·Phi(x) gives "
+                                       f"0.5·(Phi(0.5) - Phi(-0.5)) = {_GELU_EVEN_HALF:.4g} (its approximations within "
+                                       "5 %): gelu's curve near 0 is wrong")
     return None
+
+
+#: 0.5 * (Phi(0.5) - Phi(-0.5)) = 0.5 * erf(0.5 / sqrt(2)): gelu(0.5) + gelu(-0.5) for GELU = x·Phi(x).
+_GELU_EVEN_HALF = 0.5 * math.erf(0.5 / math.sqrt(2.0))
 
 
 def run_functions(softmax: Callable | None = None, layer_norm: Callable | None = None,
