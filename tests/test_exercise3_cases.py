@@ -169,7 +169,9 @@ def test_stored_variants_are_todays(stored, name):
         assert key in case.variants, f"{name}: {key} is not stored; rewrite the cases"
         assert case.mistakes[key] == _fields(mistake), f"{name}: {key} changed; rewrite the cases"
         scale = max(1.0, float(np.nanmax(np.abs(np.where(np.isfinite(fresh), fresh, 0.0)))))
-        np.testing.assert_allclose(case.variants[key], fresh, rtol=0, atol=1e-12 * scale, equal_nan=True)
+        # float32 variants: torch's summation order (threads, CPU) moves them by float32 round-off
+        rounding = 1e-5 if mistake.precision == "float32" else 1e-12
+        np.testing.assert_allclose(case.variants[key], fresh, rtol=0, atol=rounding * scale, equal_nan=True)
 
 
 def test_inputs_are_not_the_coincidences_that_hide_bugs(stored):
