@@ -99,6 +99,9 @@ CORPUS_EXPECTED: dict[str, tuple[dict[str, dict[str, str]], set[str]]] = {
     "heldout_scale_on_values": ({"with": {}, "alone": {}}, {"block_layer_norm"}),
     "heldout_pair_ln_eps_outside_relu": ({"with": {}, "alone": {
         "block_layer_norm": "ln1 in transformer_block (eps_outside)", "activation": "MLP activation"}}, set()),
+    # the MLP reads the block's input: adding a vector through the attention's b_out moves the output by it alone
+    "heldout_parallel_block": ({"with": {"mlp_input": "MLP input (x + attention)"},
+                                "alone": {"mlp_input": "MLP input (x + attention)"}}, set()),
     # No block finding, decided: gelu right to 2e-8; attention
     # biases and the scale (the block's designs cannot tell them from other weights); heads reversed or not
     # transposed, and a softmax off by 1e-6 (attention probes' findings); heads_no_transpose raises with causal=True.
@@ -291,6 +294,10 @@ def ln_over_batch(x, p, n_heads, causal=True):
     return x + _mlp(_ln_over_batch(x, p["ln2.weight"], p["ln2.bias"]), p)
 
 
+def parallel(x, p, n_heads, causal=True):  # GPT-J's parallel block: both sub-layers read the block's input
+    return x + _attn(_ln(x, p, "ln1"), p, n_heads, causal) + _mlp(_ln(x, p, "ln2"), p)
+
+
 def off_by_1e5(x, p, n_heads, causal=True):
     return S.transformer_block(x, p, n_heads, causal) + 1e-5
 
@@ -326,6 +333,7 @@ INLINE: dict[str, tuple[object, dict[str, dict[str, str]]]] = {
     # no activation at all reads u both ways: the activation's finding, not a misplaced bias
     "no_activation": (no_activation, {"both": {"activation": "MLP activation"}}),
     "with_dropout": (with_dropout, {"both": {"determinism": "randomness in transformer_block"}}),
+    "parallel": (parallel, {"both": {"mlp_input": "MLP input (x + attention)"}}),
     # element 1's change reaches element 0 through the batch statistics, not the mask: no causal finding
     "ln_over_batch": (ln_over_batch, {"both": {"layer_norms_present": "ln1 (before the attention) and ln2",
                                                "batch_independence": "batch independence"}}),
@@ -479,12 +487,12 @@ def test_block_probes_make_few_calls_and_are_fast():
                             gelu=counted("gelu", S.gelu), mha=counted("mha", S.multi_head_attention))
     elapsed = time.perf_counter() - start
     assert findings == []
-    # 20 designs less the layout one (the attention is checked against mha instead), the one perturbing a single
+    # 21 designs less the layout one (the attention is checked against mha instead), the one perturbing a single
     # token (needed only when batch elements mix) and the activation read through fc.weight (needed only when the
     # activation read through fc.bias is the identity); on a correct block layer_norm runs once for the attention
     # check, mha once for it and once for the ln1 reader, gelu once for the activation
-    assert counts == {"block": 17, "layer_norm": 1, "gelu": 1, "mha": 2}
+    assert counts == {"block": 18, "layer_norm": 1, "gelu": 1, "mha": 2}
     assert elapsed < 0.5
     counts["block"] = 0
     assert bp.run_block(counted("block", S.transformer_block)) == []
-    assert counts["block"] == 18
+    assert counts["block"] == 19

@@ -31,7 +31,7 @@ import numpy as np
 from . import Finding
 from .block_designs import (D, DESIGNS, SAME, T, BlockRun, as_run, maxabs, normalised_by, normalised_words,
                             post_norm_label, rows_equal, scale)
-from .block_mlp import probe_activation, probe_mlp
+from .block_mlp import probe_activation, probe_mlp, probe_mlp_input
 from .determinism import probe_block_determinism
 from .functions import affine_verdict, layer_norm_verdict
 
@@ -370,13 +370,13 @@ def _attention_layout(run: BlockRun) -> Finding | None:
 
 
 PROBES = (probe_block_determinism, probe_residual, probe_norm_placement, probe_layer_norms_present,
-          probe_block_layer_norm, probe_mlp, probe_activation, probe_causal, probe_batch_independence,
-          probe_attention_sublayer)
+          probe_block_layer_norm, probe_mlp, probe_mlp_input, probe_activation, probe_causal,
+          probe_batch_independence, probe_attention_sublayer)
 
 
 def run_block(block: Callable, *, layer_norm: Callable | None = None, gelu: Callable | None = None,
               mha: Callable | None = None) -> list[Finding]:
-    """Every block probe, sharing calls: at most 20 block calls and 11 of the optional functions.
+    """Every block probe, sharing calls: at most 21 block calls and 11 of the optional functions.
 
     ``layer_norm``, ``gelu`` and ``mha`` are the student's own functions (multi_head_attention's
     signature), used only for self-consistency: with them a block that uses them faithfully gets no

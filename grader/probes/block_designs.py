@@ -89,6 +89,8 @@ def _designs() -> dict[str, Design]:
         "zero": Design(x, {**ln, **no_attn, **no_mlp}),
         "attn_zero": Design(x, {**ln, **no_attn, **mlp}),
         "attn_zero_scaled": Design(x_scaled, {**ln, **no_attn, **mlp}),
+        # the attention reduced to its output bias c: it adds c at every token, which the MLP must then see
+        "attn_bias_only": Design(x, {**ln, **no_attn, "attn.out_proj.bias": attn["attn.out_proj.bias"], **mlp}),
         "mlp_zero": Design(x, {**ln, **attn, **no_mlp}),
         "mlp_zero_scaled": Design(x_scaled, {**ln, **attn, **no_mlp}),
         "full": Design(x, full),
@@ -121,7 +123,7 @@ class BlockRun:
     """The student's block (and optionally their layer_norm, gelu, multi_head_attention) on the designs.
 
     Each designed call is made at most once however many probes ask, so :func:`run_block` costs at most
-    20 block calls and 11 calls of the other functions (mha 7, layer_norm 3, gelu 1).
+    21 block calls and 11 calls of the other functions (mha 7, layer_norm 3, gelu 1).
     """
 
     def __init__(self, block: Callable, *, layer_norm: Callable | None = None, gelu: Callable | None = None,

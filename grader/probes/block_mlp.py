@@ -94,6 +94,35 @@ def _bias_after_activation(run) -> Finding | None:
                    "added after the activation; it belongs inside, gelu(z @ fc.weight.T + fc.bias)")
 
 
+def probe_mlp_input(block, **functions) -> Finding | None:
+    """The MLP reads x + attention, not the block's input x (1 call, and the "attn_zero" one it shares).
+
+    With every attention weight 0 and only out_proj.bias = c, the attention adds c at every token; a
+    correct block then returns x + c + mlp(ln2(x + c)), so its output minus the all-zero attention's output
+    (x + mlp(ln2(x)), MLP random) is c plus a change of the MLP's. A block whose MLP reads the block's
+    input (``x + attn(ln1(x)) + mlp(ln2(x))``, a parallel block as in GPT-J) moves by exactly c.
+    Component ``"MLP input (x + attention)"``. Needs the residual identity, :func:`probe_mlp` and the
+    per-token layer norms (:func:`grader.probes.block.probe_layer_norms_present`) to pass: a layer norm over
+    the batch axis removes a shift that is the same at every token, and would read as a parallel block.
+    """
+    from .block import probe_layer_norms_present  # block imports this module: import at call time
+
+    run = as_run(block, **functions)
+    if not run.identity_holds or probe_mlp(run) is not None or probe_layer_norms_present(run) is not None:
+        return None
+    base, shifted = run.out("attn_zero"), run.out("attn_bias_only")
+    if base is None or shifted is None:
+        return None
+    c = DESIGNS["attn_bias_only"].params["attn.out_proj.bias"]
+    if maxabs(shifted - base - c) > 1e-9 * scale(shifted, base):
+        return None
+    return Finding("mlp_input", "MLP input (x + attention)",
+                   "with the attention reduced to its output bias (it adds the same vector at every token) your "
+                   "block's output moved by exactly that vector, while a random MLP reading ln2(x + attention) "
+                   "would change too: the MLP reads the block's input, not x + attention (x = x + attn(ln1(x)) "
+                   "comes first, then x = x + mlp(ln2(x)))")
+
+
 def probe_activation(block, **functions) -> Finding | None:
     """The MLP's activation read at u = -3 .. 3 (fc.weight = 0, fc.bias = u, proj selects units) (1 call).
 
