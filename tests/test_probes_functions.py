@@ -30,9 +30,10 @@ CORPUS_EXPECTED: dict[str, dict[str, str]] = {
     # cases of commit 1b355d6: layer_norm's default eps is 1e-6 (the checks pass eps=1e-5, the probe does not)
     "block_eps_1e-6": {"layer_norm_statistics": "(eps)"},
     "softmax_eps_in_denominator": {"softmax_normalisation": "softmax"},
-    # held-out cases (heldout_*), written from each case's code before running the probes; the GELU with
-    # 0.0447 for 0.044715 (1e-5 off) has none: no property of GELU pins that constant
+    # held-out cases (heldout_*), written from each case's code before running the probes (0.0447 revised
+    # after grading: first written as none, as no property of GELU pins it; the constants are now read back)
     "heldout_gelu_sqrt_2pi": {"gelu": "gelu"},
+    "heldout_gelu_constant_0447": {"gelu": "gelu"},
     "heldout_layer_norm_batch_axis": {"layer_norm_statistics": "(mean)"},
     "heldout_pair_ln_eps_outside_relu": {"layer_norm_statistics": "eps_outside", "gelu": "gelu"},
     "heldout_softmax_global_sum": {"softmax_normalisation": "softmax"},
@@ -218,6 +219,12 @@ def test_gelu_findings_quote_values():
     # 0.5 tanh(2.50663 * 0.505589) = 0.5 tanh(1.26732) = 0.42653; x Phi(x): 0.5 erf(0.5 / sqrt 2) = 0.5 * 0.38292
     text = _finding("gelu", gelu_sqrt_2pi).observation
     assert "gelu(0.5) + gelu(-0.5) = 0.4265" in text and "= 0.1915" in text
+    # the tanh form with 0.0447 for 0.044715: both constants read back from four values of the student's gelu
+    text = _finding("gelu", lambda x: 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.0447 * x**3)))).observation
+    assert "with c = 0.7978846 and a = 0.0447 " in text and "a = 0.044715" in text
+    # and 0.797 typed for sqrt(2/pi)
+    text = _finding("gelu", lambda x: 0.5 * x * (1.0 + np.tanh(0.797 * (x + 0.044715 * x**3)))).observation
+    assert "with c = 0.797 and a = 0.044715 " in text
 
 
 def test_a_function_that_raises_or_returns_garbage_gets_no_finding():

@@ -331,7 +331,8 @@ def probe_gelu(gelu: Callable, *, memo: Memo | None = None) -> Finding | None:
     1e-3 of x at x >= 6 and of 0 at x = -10, and is neither ReLU (GELU(-0.5) < 0) nor the identity; and
     gelu(0.5) + gelu(-0.5) = 0.5 (Phi(0.5) - Phi(-0.5)) = 0.1915 (x·Phi(x), Hendrycks & Gimpel 2016; the tanh
     approximation gives 0.19144, the sigmoid one 0.2008), checked to 10 %: a wrong constant inside the tanh
-    (sqrt(2·pi) for sqrt(2/pi)) or x·sigmoid(x) misses it by far. The finding (component ``"gelu"``) names
+    (sqrt(2·pi) for sqrt(2/pi)) or x·sigmoid(x) misses it by far. A gelu of the README's tanh form with other
+    constants (0.0447 for 0.044715) has them read back (:func:`_tanh_constants`). The finding (component ``"gelu"``) names
     exactly ReLU or exactly the identity, else the first property that fails with its numbers. It cannot
     tell tanh GELU from the exact erf GELU or the sigmoid approximation (a variant's job: see the module
     docstring).
@@ -360,6 +361,12 @@ def probe_gelu(gelu: Callable, *, memo: Memo | None = None) -> Finding | None:
         i = int(np.argmax(off))
         return Finding("gelu", "gelu", f"gelu({u[far][i]:g}) = {g[far][i]:.6g}: far from 0 a GELU is within "
                                        "1e-3 of max(x, 0)")
+    read = _tanh_constants(u, g)
+    if read is not None:
+        c, a = read
+        return Finding("gelu", "gelu", f"your gelu is 0.5 x (1 + tanh(c (x + a x^3))) with c = {c:.7g} and a = {a:.7g} "
+                                       "(read back from gelu(0.5), gelu(1), gelu(2), gelu(3)); GPT-2's tanh "
+                                       f"approximation has c = sqrt(2/pi) = {_TANH_C:.7g} and a = {_TANH_A:g}")
     even = float(g[u == 0.5][0] + g[u == -0.5][0])
     if abs(even - _GELU_EVEN_HALF) > 0.1 * _GELU_EVEN_HALF:
         return Finding("gelu", "gelu", f"gelu(0.5) + gelu(-0.5) = {even:.4g}, where GELU = x·Phi(x) gives "
@@ -370,6 +377,30 @@ def probe_gelu(gelu: Callable, *, memo: Memo | None = None) -> Finding | None:
 
 #: 0.5 * (Phi(0.5) - Phi(-0.5)) = 0.5 * erf(0.5 / sqrt(2)): gelu(0.5) + gelu(-0.5) for GELU = x·Phi(x).
 _GELU_EVEN_HALF = 0.5 * math.erf(0.5 / math.sqrt(2.0))
+#: The constants of the tanh approximation in the README's formula (Hendrycks & Gimpel 2016; GPT-2).
+_TANH_C, _TANH_A = math.sqrt(2.0 / math.pi), 0.044715
+
+
+def _tanh_constants(u, g) -> tuple[float, float] | None:
+    """(c, a) when ``g`` is exactly 0.5 u (1 + tanh(c (u + a u^3))) at u = 0.5, 1, 2, 3 with other constants
+    than the README's by more than 1e-6 relative (and a != 0: x·sigmoid(k x) forms, a = 0, are the variants'
+    to tell apart), else None.
+
+    artanh(2 g / u - 1) / u = c + c a u^2 is linear in u^2: fitted on the four points, it must hold to 1e-9
+    (a function of another form, such as the erf GELU, misses by far more), and then c and a are read off.
+    """
+    at = np.isin(u, (0.5, 1.0, 2.0, 3.0))
+    y = 2.0 * g[at] / u[at] - 1.0
+    if not np.all(np.abs(y) < 1.0):
+        return None
+    r, u2 = np.arctanh(y) / u[at], u[at] ** 2
+    slope, c = np.polyfit(u2, r, 1)
+    if np.abs(c + slope * u2 - r).max() > 1e-9 * abs(c) or c <= 0:
+        return None
+    a = slope / c
+    if abs(a) <= 1e-9 or (abs(c - _TANH_C) <= 1e-6 * _TANH_C and abs(a - _TANH_A) <= 1e-6 * _TANH_A):
+        return None  # within 1e-6 of the constants gelu moves by at most ~3e-7 (sqrt(2/pi) typed as 0.7978845)
+    return float(c), float(a)
 
 
 def run_functions(softmax: Callable | None = None, layer_norm: Callable | None = None,
