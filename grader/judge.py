@@ -83,6 +83,7 @@ class Judge:
         self._plugin = GradingPlugin(self.exercise, iter(self._requests.get, None), only=self._only)
         self._thread = threading.Thread(target=self._serve, name=f"judge-{self.exercise.name}", daemon=True)
         self._thread.start()
+        threading.Thread(target=_prewarm_sandbox, args=(self.exercise,), name="sandbox-prewarm", daemon=True).start()
 
     def _serve(self) -> None:
         try:
@@ -192,6 +193,35 @@ class Judge:
                 details={"traceback": job.error} if job.error else {}))
         result.duration = round(time.monotonic() - started, 3)
         return result
+
+
+def _prewarm_sandbox(exercise: Exercise) -> None:
+    """Start the bubblewrap sandbox's template process (bwrap, Python and NumPy: ~0.35 s here) while the
+    session collects the checks (which imports torch), so the first grading finds it running. Only where
+    bubblewrap works (the default of every grading); a failure here is left for the grading to report.
+
+    This thread then stays (idle) for the life of the process: ``bwrap --die-with-parent`` ends the
+    template when the *thread* that started it ends (PR_SET_PDEATHSIG is per thread).
+    """
+    from .sandbox.isolation import bubblewrap_works
+    from .sandbox.template import template_for
+
+    key = tuple(exercise.forbidden_imports)
+    with _prewarm_lock:
+        if key in _prewarmed:
+            return
+        _prewarmed.add(key)
+    try:
+        if bubblewrap_works():
+            template_for(True, key)
+    except Exception:  # noqa: BLE001 - the first grading starts it again and says what went wrong
+        return
+    threading.Event().wait()
+
+
+#: The settings whose template a thread of this process started (one idle thread each, see above).
+_prewarmed: set[tuple[str, ...]] = set()
+_prewarm_lock = threading.Lock()
 
 
 def grade(exercise: Exercise, submission: Path, *, seed: int | None = None, use_bubblewrap: bool | None = None,
