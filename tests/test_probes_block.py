@@ -1,4 +1,4 @@
-"""Probes of transformer_block (grader/probes/block.py) on correct and broken blocks.
+"""Probes of transformer_block (grader/probes/block.py): which findings each correct and broken block gets.
 
 The tables below were written from each mistake, before running the probes: which probe must find it and
 which component its finding names, and which other probes may legitimately speak (a mistake inside
@@ -6,14 +6,22 @@ multi_head_attention makes the block's own output non-causal, for example). Ever
 test: a wrong finding is worse than none. Each block runs twice: with the student's own layer_norm, gelu and
 multi_head_attention given (self-consistency; their own mistakes are then left to their own probes) and
 alone (the probes then report what the block does).
+
+The broken blocks not in the corpus are in ``broken_blocks.py``; the findings' sentences, run_block on
+blocks that raise or write into their inputs, and its call counts are tested in
+``test_probes_block_findings.py``.
 """
 from __future__ import annotations
 
-import importlib.util
-import time
-
 import numpy as np
 import pytest
+from broken_blocks import (
+    S, attn, batch_mixed, causal_always_true, eps_1e6, eps_1e6_and_causal_ignored, eps_outside_inline,
+    fc_bias_after_gelu, fc_bias_dropped, heads_reversed, ln, ln_of_sublayer, ln_over_batch, load,
+    mha_batch_flattened, mha_heads_reversed, mlp, mlp_swapped, mlp_swapped_and_no_ln1, no_activation,
+    off_by_1e5, out_proj_untransposed, parallel, proj_bias_dropped, relu_inline, residual_from_ln,
+    residual_twice, with_dropout,
+)
 from conftest import ROOT
 
 from grader.probes import block as bp
@@ -111,29 +119,6 @@ CORPUS_EXPECTED: dict[str, tuple[dict[str, dict[str, str]], set[str]]] = {
 }
 
 
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-S = _load(ROOT / "solutions" / "exercise3" / "attention.py", "probe_block_solution")
-
-
-def _ln(x, p, name, eps=1e-5):
-    return S.layer_norm(x, p[name + ".weight"], p[name + ".bias"], eps=eps)
-
-
-def _attn(h, p, n_heads, causal, mha=None):
-    return (mha or S.multi_head_attention)(h, p["attn.in_proj_weight"], p["attn.in_proj_bias"],
-                                           p["attn.out_proj.weight"], p["attn.out_proj.bias"], n_heads, causal=causal)
-
-
-def _mlp(h, p, act=None):
-    return (act or S.gelu)(h @ p["mlp.fc.weight"].T + p["mlp.fc.bias"]) @ p["mlp.proj.weight"].T + p["mlp.proj.bias"]
-
-
 # ---------------------------------------------------------------------- a second correct implementation
 
 def alt_layer_norm(x, weight, bias, eps=1e-5):
@@ -169,146 +154,6 @@ def alt_block(x, params, n_heads, causal=True):
     h = np.einsum("btc,hc->bth", alt_layer_norm(x, p["ln2.weight"], p["ln2.bias"]), p["mlp.fc.weight"])
     h = alt_gelu(h + p["mlp.fc.bias"])
     return x + (np.einsum("bth,ch->btc", h, p["mlp.proj.weight"]) + p["mlp.proj.bias"])
-
-
-# --------------------------------------------------------------------------- broken, not in the corpus
-
-def residual_twice(x, p, n_heads, causal=True):
-    x = x + (x + _attn(_ln(x, p, "ln1"), p, n_heads, causal))  # x + x + attention
-    return x + _mlp(_ln(x, p, "ln2"), p)
-
-
-def residual_from_ln(x, p, n_heads, causal=True):
-    x = _ln(x, p, "ln1")  # the residual stream now carries ln1(x)
-    x = x + _attn(x, p, n_heads, causal)
-    return x + _mlp(_ln(x, p, "ln2"), p)
-
-
-def ln_of_sublayer(x, p, n_heads, causal=True):
-    x = x + _ln(_attn(x, p, n_heads, causal), p, "ln1")  # x + LN(f(x))
-    return x + _ln(_mlp(x, p), p, "ln2")
-
-
-def eps_1e6(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1", eps=1e-6), p, n_heads, causal)
-    return x + _mlp(_ln(x, p, "ln2", eps=1e-6), p)
-
-
-def _inline_ln_eps_outside(x, w, b):
-    return (x - x.mean(-1, keepdims=True)) / (np.sqrt(x.var(-1, keepdims=True)) + 1e-5) * w + b
-
-
-def eps_outside_inline(x, p, n_heads, causal=True):
-    x = x + _attn(_inline_ln_eps_outside(x, p["ln1.weight"], p["ln1.bias"]), p, n_heads, causal)
-    return x + _mlp(_inline_ln_eps_outside(x, p["ln2.weight"], p["ln2.bias"]), p)
-
-
-def _swapped_mlp(h, p):
-    h = S.gelu(h @ p["mlp.proj.weight"] + p["mlp.fc.bias"])  # (B, T, 4C): runs, as proj.weight is (C, 4C)
-    return h @ p["mlp.fc.weight"] + p["mlp.proj.bias"]
-
-
-def mlp_swapped(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal)
-    return x + _swapped_mlp(_ln(x, p, "ln2"), p)
-
-
-def fc_bias_dropped(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal)
-    return x + S.gelu(_ln(x, p, "ln2") @ p["mlp.fc.weight"].T) @ p["mlp.proj.weight"].T + p["mlp.proj.bias"]
-
-
-def proj_bias_dropped(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal)
-    return x + S.gelu(_ln(x, p, "ln2") @ p["mlp.fc.weight"].T + p["mlp.fc.bias"]) @ p["mlp.proj.weight"].T
-
-
-def relu_inline(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal)
-    return x + _mlp(_ln(x, p, "ln2"), p, act=lambda u: np.maximum(u, 0.0))
-
-
-def causal_always_true(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, True)
-    return x + _mlp(_ln(x, p, "ln2"), p)
-
-
-def _mha_out_proj_untransposed(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False):
-    return S.multi_head_attention(x, w_qkv, b_qkv, np.eye(len(w_out)), np.zeros(len(w_out)), n_heads,
-                                  causal=causal) @ w_out + b_out  # y @ W_O, not y @ W_O.T
-
-
-def out_proj_untransposed(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal, mha=_mha_out_proj_untransposed)
-    return x + _mlp(_ln(x, p, "ln2"), p)
-
-
-def batch_mixed(x, p, n_heads, causal=True):
-    B, T, C = x.shape
-    flat = _ln(x, p, "ln1").reshape(1, B * T, C)  # one sequence of B*T tokens: the mask spans the batch
-    x = x + _attn(flat, p, n_heads, causal).reshape(B, T, C)
-    return x + _mlp(_ln(x, p, "ln2"), p)
-
-
-def _mha_heads_reversed(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False):
-    d = x.shape[-1]
-    hs = d // n_heads
-    joined = S.multi_head_attention(x, w_qkv, b_qkv, np.eye(d), np.zeros(d), n_heads, causal=causal)  # (B, T, d)
-    reverse = np.concatenate([np.arange(g * hs, (g + 1) * hs) for g in reversed(range(n_heads))])
-    return joined[..., reverse] @ w_out.T + b_out  # head n_heads - 1 first
-
-
-def heads_reversed(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal, mha=_mha_heads_reversed)
-    return x + _mlp(_ln(x, p, "ln2"), p)
-
-
-def _mha_batch_flattened(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False):
-    B, T, C = x.shape  # one sequence of B*T tokens: the mask spans the batch
-    return S.multi_head_attention(x.reshape(1, B * T, C), w_qkv, b_qkv, w_out, b_out, n_heads,
-                                  causal=causal).reshape(B, T, C)
-
-
-def fc_bias_after_gelu(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal)
-    h = S.gelu(_ln(x, p, "ln2") @ p["mlp.fc.weight"].T) + p["mlp.fc.bias"]  # the bias after the activation
-    return x + h @ p["mlp.proj.weight"].T + p["mlp.proj.bias"]
-
-
-def no_activation(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal)
-    return x + _mlp(_ln(x, p, "ln2"), p, act=lambda u: u)
-
-
-def with_dropout(x, p, n_heads, causal=True):
-    out = S.transformer_block(x, p, n_heads, causal)
-    return out * (np.random.default_rng().random(out.shape) > 0.1) / 0.9
-
-
-def _ln_over_batch(x, w, b):
-    return (x - x.mean(0, keepdims=True)) / np.sqrt(x.var(0, keepdims=True) + 1e-5) * w + b
-
-
-def ln_over_batch(x, p, n_heads, causal=True):
-    x = x + _attn(_ln_over_batch(x, p["ln1.weight"], p["ln1.bias"]), p, n_heads, causal)
-    return x + _mlp(_ln_over_batch(x, p["ln2.weight"], p["ln2.bias"]), p)
-
-
-def parallel(x, p, n_heads, causal=True):  # GPT-J's parallel block: both sub-layers read the block's input
-    return x + _attn(_ln(x, p, "ln1"), p, n_heads, causal) + _mlp(_ln(x, p, "ln2"), p)
-
-
-def off_by_1e5(x, p, n_heads, causal=True):
-    return S.transformer_block(x, p, n_heads, causal) + 1e-5
-
-
-def eps_1e6_and_causal_ignored(x, p, n_heads, causal=True):
-    return eps_1e6(x, p, n_heads, causal=False)
-
-
-def mlp_swapped_and_no_ln1(x, p, n_heads, causal=True):
-    x = x + _attn(x, p, n_heads, causal)
-    return x + _swapped_mlp(_ln(x, p, "ln2"), p)
 
 
 #: inline case -> (mode -> {probe: component substring} required); no other finding is allowed.
@@ -366,7 +211,7 @@ def _assert_findings(findings, required, allowed=frozenset()):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", sorted(p.parent.name for p in CORPUS.glob("*/attention.py")))
 def test_corpus_case_gets_its_finding_and_no_other(case, mode):
-    module = _load(CORPUS / case / "attention.py", f"probe_block_{case}")
+    module = load(CORPUS / case / "attention.py", f"probe_block_{case}")
     required, allowed = CORPUS_EXPECTED.get(case, ({mode: {}}, set()))
     _assert_findings(_run(module.transformer_block, module, mode), required[mode],
                      allowed if mode == "alone" else set())
@@ -395,104 +240,14 @@ def _mha_values_scaled(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=False):
 
 
 def values_scaled(x, p, n_heads, causal=True):
-    x = x + _attn(_ln(x, p, "ln1"), p, n_heads, causal, mha=_mha_values_scaled)
-    return x + _mlp(_ln(x, p, "ln2"), p)
+    x = x + attn(ln(x, p, "ln1"), p, n_heads, causal, mha=_mha_values_scaled)
+    return x + mlp(ln(x, p, "ln2"), p)
 
 
-@pytest.mark.parametrize("block, mha", [(heads_reversed, _mha_heads_reversed), (batch_mixed, _mha_batch_flattened),
+@pytest.mark.parametrize("block, mha", [(heads_reversed, mha_heads_reversed), (batch_mixed, mha_batch_flattened),
                                         (values_scaled, _mha_values_scaled)],
                          ids=["heads_reversed", "batch_flattened", "values_scaled"])
 def test_block_running_the_students_own_broken_attention_gets_no_block_finding(block, mha):
     """A mistake inside the student's multi_head_attention, used faithfully by the block, is the attention
     probes' to report: the block's ln1, read through that attention, must not be blamed for it."""
     assert bp.run_block(block, layer_norm=S.layer_norm, gelu=S.gelu, mha=mha) == []
-
-
-# -------------------------------------------------------------------------- what the sentences say
-
-def _observation(probe, block, **functions):
-    finding = getattr(bp, "probe_" + probe)(block, **functions)
-    assert finding is not None
-    return finding.observation
-
-
-def test_residual_findings_quote_what_came_back():
-    assert "returned 2·x instead of x" in _observation("residual", residual_twice)
-    assert "x + ln1.bias + ln2.bias at every token" in _observation("residual", ln_of_sublayer)
-    assert "returned layer-normalised rows (per token mean 0 and variance 1.000 once ln1's" in _observation(
-        "residual", residual_from_ln)
-
-
-def test_block_layer_norm_infers_eps_and_compares_with_the_students_layer_norm():
-    # eps 1e-6 in the block while the student's layer_norm (the solution's) uses 1e-5
-    text = _observation("block_layer_norm", eps_1e6, layer_norm=S.layer_norm)
-    assert "as with eps = 1e-06 inside the square root" in text and "your layer_norm gives up to" in text
-    assert "sqrt(var) + 1e-05" in _observation("block_layer_norm", eps_outside_inline)
-
-
-def test_activation_compares_with_the_students_gelu():
-    text = _observation("activation", relu_inline, gelu=S.gelu)
-    # ReLU(-0.5) = 0 where tanh-GELU(-0.5) = -0.25 * (1 - tanh(0.79788 * 0.50559)) = -0.154286: the largest
-    # gap of the eight points read (-3 gives only 0.0036, 0.5 gives 0.154 below 0.5 but rounds the same)
-    assert text.startswith("the MLP's activation at u = -0.5 gives 0, your gelu(-0.5) gives -0.154286")
-    assert "exactly ReLU" in text
-
-
-def test_causal_finding_names_token_and_localises_with_the_students_attention():
-    text = _observation("causal", causal_always_true, mha=S.multi_head_attention)
-    assert "with causal=False, changing token 4 moved none of your block's outputs at tokens 0..3" in text
-    assert "multi_head_attention(..., causal=False) lets them see it" in text
-
-
-def test_block_that_raises_or_returns_garbage_gets_no_finding():
-    def raises(x, p, n_heads, causal=True):
-        raise RuntimeError("broken")
-
-    def wrong_shape(x, p, n_heads, causal=True):
-        return x[0]
-
-    def nan(x, p, n_heads, causal=True):
-        return np.full_like(x, np.nan)
-
-    for block in (raises, wrong_shape, nan):
-        assert bp.run_block(block, layer_norm=S.layer_norm, gelu=S.gelu, mha=S.multi_head_attention) == []
-
-
-def test_designs_survive_a_block_that_writes_into_its_inputs():
-    def in_place(x, p, n_heads, causal=True):
-        out = S.transformer_block(x, p, n_heads, causal)
-        x *= 0.0
-        for v in p.values():
-            v *= 0.0
-        return out
-
-    before = {name: (d.x.copy(), {k: v.copy() for k, v in d.params.items()}) for name, d in bp.DESIGNS.items()}
-    assert bp.run_block(in_place) == []
-    for name, (x, params) in before.items():
-        assert np.array_equal(bp.DESIGNS[name].x, x)
-        assert all(np.array_equal(bp.DESIGNS[name].params[k], v) for k, v in params.items())
-
-
-def test_block_probes_make_few_calls_and_are_fast():
-    counts = {"block": 0, "layer_norm": 0, "gelu": 0, "mha": 0}
-
-    def counted(name, function):
-        def wrapper(*args, **kwargs):
-            counts[name] += 1
-            return function(*args, **kwargs)
-        return wrapper
-
-    start = time.perf_counter()
-    findings = bp.run_block(counted("block", S.transformer_block), layer_norm=counted("layer_norm", S.layer_norm),
-                            gelu=counted("gelu", S.gelu), mha=counted("mha", S.multi_head_attention))
-    elapsed = time.perf_counter() - start
-    assert findings == []
-    # 21 designs less the layout one (the attention is checked against mha instead), the one perturbing a single
-    # token (needed only when batch elements mix) and the activation read through fc.weight (needed only when the
-    # activation read through fc.bias is the identity); on a correct block layer_norm runs once for the attention
-    # check, mha once for it and once for the ln1 reader, gelu once for the activation
-    assert counts == {"block": 18, "layer_norm": 1, "gelu": 1, "mha": 2}
-    assert elapsed < 0.5
-    counts["block"] = 0
-    assert bp.run_block(counted("block", S.transformer_block)) == []
-    assert counts["block"] == 19
