@@ -189,9 +189,12 @@ def test_a_repository_without_its_work_is_not_graded_on_the_bundle_skeleton(tmp_
 # ------------------------------------------------------------------------------ the workflow
 #: exercise 3's public test functions and their points, read off the check markers of
 #: exercises/exercise3/tests/public/test_attention_public.py.
+#: In file order; max-score is twice the points (a check may weigh 0.5; GitHub Classroom counts whole points).
 PUBLIC_POINTS = {"test_module_loads": 0, "test_uses_only_numpy": 0, "test_contract_signatures": 0,
-                 "test_softmax_small": 1, "test_mha_shape": 1, "test_mha_matches_torch_small": 2,
-                 "test_block_shape": 1}
+                 "test_softmax_small": 2, "test_softmax_cases": 2, "test_layer_norm_case": 2, "test_gelu_case": 1,
+                 "test_mha_shape": 2, "test_mha_matches_torch_small": 4, "test_mha_causal_case": 2,
+                 "test_block_shape": 2, "test_block_case": 2, "test_small_functions_behaviour": 0,
+                 "test_mha_behaviour": 0, "test_block_behaviour": 0}
 
 
 @pytest.fixture(scope="module")
@@ -202,7 +205,8 @@ def workflow(tmp_path_factory):
     result = CliRunner().invoke(main, ["classroom", "workflow", "exercise3", "--out", str(repo)])
     assert result.exit_code == 0, result.output
     path = repo / ".github" / "workflows" / "classroom.yml"
-    assert result.output == f"Workflow for exercise3: 7 public checks, 5 points, written to {path}\n"
+    assert result.output == (f"Workflow for exercise3: 15 public checks, 9.5 points (max-score: points x 2, as GitHub "
+                             f"Classroom counts whole points), written to {path}\n")
     return repo, yaml.safe_load(path.read_text())
 
 

@@ -1,4 +1,4 @@
-"""The attention probes (grader/probes/attention.py) on correct and on broken ``multi_head_attention``.
+"""The attention probes (grader/probes/mha.py) on correct and on broken ``multi_head_attention``.
 
 Correct: the reference solution and two implementations written differently here (a loop over heads
 with einsum and a -1e9 mask; a loop over queries that never builds a mask) get no finding from any
@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT
 
 from grader import corpus
-from grader.probes import attention as probes
+from grader.probes import mha as probes
 
 CORPUS_DIR = ROOT / "tests" / "corpus" / "exercise3"
 

@@ -411,3 +411,12 @@ def test_a_repository_made_from_the_bundle_commits_no_report_or_cache(bundle, tm
     assert "exercise3/attention.py" in paths and ".gitignore" in paths
     assert not [p for p in paths if p.startswith(("reports/", ".venv/", "transformer_lesson_grader.egg-info"))
                 or p in ("grade.json",) or "__pycache__" in p]
+
+
+def test_no_shipped_file_outside_the_exercises_is_named_like_a_submission_file(bundle):
+    """A student repository made from the bundle is searched for the exercise's files (grader/lms/unpack.py's
+    locate): a grader module named ``attention.py`` would be taken for the work when exercise3/ is gone."""
+    required = {name for ex in exercises.available() for name in exercises.load(ex).files}
+    clash = [p.relative_to(bundle).as_posix() for p in _released_files(bundle)
+             if p.name in required and p.relative_to(bundle).parts[0] == "grader"]
+    assert clash == []

@@ -12,7 +12,7 @@ that). Probes never raise because of the student's code.
 
 Modules:
 
-- :mod:`grader.probes.attention`: ``multi_head_attention`` (``run``, ``PROBES``), gathering
+- :mod:`grader.probes.mha`: ``multi_head_attention`` (``run``, ``PROBES``), gathering
   :mod:`~grader.probes.attention_mask` (causal mask, ``causal`` argument, batch elements),
   :mod:`~grader.probes.attention_layout` (biases, weight layout, head slots and split) and
   :mod:`~grader.probes.attention_softmax` (attention weights, precision, large scores), which share

@@ -15,7 +15,7 @@ MLP's probes (:func:`probe_mlp`, :func:`probe_activation`) are in :mod:`grader.p
 
 Mistakes no probe here sees: the GELU formula (tanh vs erf vs sigmoid approximation: a variant's job),
 ``x @ W`` in the MLP (never runs: fc and proj are not square; only swapping them runs, :func:`probe_mlp`), and any
-mistake inside ``multi_head_attention`` itself (grader.probes.attention). Probes that need an intact
+mistake inside ``multi_head_attention`` itself (grader.probes.mha). Probes that need an intact
 residual stream run only when the all-zero block returns x, so one fault is reported once.
 
 Every probe is ``probe_<name>(block, **functions) -> Finding | None``: ``block`` is the student's

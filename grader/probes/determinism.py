@@ -5,7 +5,7 @@ moved token 0"), so it assumes that an unchanged input gives an unchanged output
 random numbers (attention dropout left on at inference, ``np.random`` noise) breaks that assumption: its
 outputs move between any two calls, and the other probes would blame the causal mask, the batch, a bias
 or the layer norms for noise. When the same call twice gives different outputs, :func:`grader.probes.
-attention.run` and :func:`grader.probes.block.run_block` report this finding alone.
+mha.run` and :func:`grader.probes.block.run_block` report this finding alone.
 
 The contract's functions (exercises/exercise3/README.md) are deterministic: the same float64 inputs give
 the same float64 outputs, bit for bit on one machine; :data:`SAME` allows for round-off all the same.

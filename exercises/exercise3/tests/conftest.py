@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.probes import Finding, attention, block, functions
+from grader.probes import Finding, block, functions, mha
 from grader.sandbox import SubmissionError
 
 #: Failures after which the submission is not called again by the probes: each would cost a call's whole
@@ -57,7 +57,7 @@ class Probes:
         if kind not in self._found:
             own = {name: self._guarded(submission, name) for name in self.KINDS}
             if kind == "multi_head_attention":
-                found = attention.run(own[kind])
+                found = mha.run(own[kind])
             elif kind == "transformer_block":
                 found = block.run_block(own[kind], layer_norm=own["layer_norm"], gelu=own["gelu"],
                                         mha=own["multi_head_attention"])

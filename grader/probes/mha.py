@@ -1,5 +1,8 @@
 """Behavioural probes for ``multi_head_attention`` (exercise 3): the student's function against itself.
 
+(Named ``mha``, not ``attention``: the bundle must hold no file named like a submission's ``attention.py``,
+which the platforms' export readers look for.)
+
 Every probe calls ``mha(x, w_qkv, b_qkv, w_out, b_out, n_heads, causal=...)`` (the contract of
 exercises/exercise3/README.md: PyTorch's layout ``y = x @ W.T + b``; rows 0:d of ``w_qkv`` make Q, d:2d
 K, 2d:3d V; head i uses features i*d_head:(i+1)*d_head) on designed float64 inputs and compares the
