@@ -38,9 +38,10 @@ contract are in `exercises/NAME/README.md`. Grade your work at any time:
 
     .venv/bin/grade exercise3
 
-You get a score, every check with a hint and what was wrong in numbers, the known mistake your
-output matches (exercises 2 and 3) or what the behavioural probes found, and a report in
-`reports/`. These are the public checks; hidden checks run when your work is graded.
+You get a score, every check with a hint and what was wrong in numbers, and a report in `reports/`.
+Exercise 3 also gives the known mistake your output matches or what the behavioural probes found;
+exercise 2 gives what your own functions do when one argument changes (its mistakes are named only
+when your work is graded). These are the public checks; hidden checks run when your work is graded.
 """
 
 #: What a student repository made from the bundle (GitHub Classroom) must not commit: reports and

@@ -6,8 +6,8 @@ cases, name the single mistakes stored with them, and otherwise show the behavio
 case is graded inside a freshly built bundle, in one process that imports the bundle's grader only.
 
 A name is wrong when a failing check names a known mistake that is not the case's own: the case's
-``expected.toml`` ``diagnosis`` substring, written by hand. A case that commits two mistakes (no single
-stored variant is its output) must get no name at all there, only findings.
+``expected.toml`` ``diagnosis`` substring, written by hand. A case that commits two mistakes (pairs are
+not stored) may be named there by one of its own two sentences, never by a third.
 """
 from __future__ import annotations
 

@@ -27,8 +27,9 @@ def probe_biases(mha) -> Finding | None:
     shift), so no probe may claim it is missing. It is changed once, as a control: a softmax over the
     queries reverses the two (b_q then shifts each key's scores by one number, b_k does not), so an
     unmoved output under b_q names the query part only when b_k did not move it either (5 calls).
-    Finding: "your output did not change when the query part of b_qkv, the value part of b_qkv were
-    changed: these biases are ignored ..." or "changing b_out by delta shifted your output by 2 x delta".
+    Only whether each part moves the output is checked (not by how much), except for b_out.
+    Finding: "your output did not change when the query part of b_qkv or the value part of b_qkv changed:
+    these biases are ignored ..." or "changing b_out shifted your output by 2 x b_out, not by exactly b_out".
     """
     rng = np.random.default_rng(SEED)
     x, w, _, _, _ = random_inputs(rng)

@@ -6,7 +6,7 @@ token itself), :func:`probe_large_scores_mask` (no later token at scores of orde
 :func:`probe_batch_independence` (no batch element sees another). The first three use one design: n_heads
 = 1 and queries Q = 0, so every score is 0 and a token weighs the tokens it may see equally -- its output
 moves exactly when a visible token's value moves -- and with one head no split or join of heads can move
-one token's output to another token. 17 calls (at most 22) in all, through
+one token's output to another token. 17 calls (at most 24) in all, through
 :func:`grader.probes.attention_calls.call_mha`.
 """
 from __future__ import annotations

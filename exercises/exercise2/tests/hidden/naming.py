@@ -12,7 +12,7 @@ configuration of :data:`BLOCK_PROBES` (or :data:`GPT_PROBES`) besides the one th
     student's block_params is correct or named after the same block mistake (:func:`name_function`).
 
 The probe configurations are chosen so that no two candidates give the same counts on all of them
-(``tests/test_exercise2.py`` proves it for the whole table): so a function is never named after a mistake
+(``tests/test_exercise2_naming.py`` proves it for the whole table): so a function is never named after a mistake
 it does not make, and two mistakes made together get the pair's name, never one wrong single name.
 Key sets whose formulas are the same function of the configuration are one candidate
 (:func:`candidates`). It is named when they say the same thing ("W_O and the Q, K, V biases left out" is
