@@ -49,7 +49,7 @@ def test_softmax_large_inputs(submission, probes, rng):
     """softmax stays finite and correct on inputs of magnitude ~1000."""
     x = 1000.0 * rng.standard_normal((4, 6))
     expected = torch.softmax(torch.from_numpy(x), dim=-1).numpy()
-    expect_array(submission.softmax(x), expected, what="softmax(1000 * x)", atol=ATOL,
+    expect_array(submission.softmax(x), expected, what="softmax(1000 * x)", atol=ATOL, input_scale=1000.0,
                  mistakes=simple_mistakes(mistakes.SOFTMAX_MISTAKES,
                                           lambda k: mistakes.softmax_variant(x, -1, mistake=k)),
                  findings=probes.sentences("softmax", submission))

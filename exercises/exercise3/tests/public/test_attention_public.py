@@ -69,7 +69,8 @@ def _check_case(submission, probes, name: str, what: str) -> None:
     case = cases.case(name)
     got = case.call(getattr(submission, case.function))
     expect_array(got, case.expected, what=what, atol=ATOL, mistakes=case.known_mistakes(),
-                 findings=probes.sentences(case.function, submission))
+                 findings=probes.sentences(case.function, submission),
+                 input_scale=float(np.abs(case.inputs["x"]).max()))
 
 
 def _report(found) -> None:
