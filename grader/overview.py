@@ -45,8 +45,9 @@ def summarise(rows: list[dict]) -> dict:
     """Numbers behind the overview, computed from gradebook rows (see Gradebook.rows).
 
     Returns a dict with ``scores`` (graded students' scores), ``max_score``, ``pass_rate``
-    (check name -> fraction of graded students who passed it), ``mistakes`` (diagnosis ->
-    number of students whose result named it), ``slowest`` ((seconds, student) pairs, 10 at
+    (check name -> fraction of graded students who passed it), ``mistakes`` (named mistake ->
+    number of students whose result named it), ``findings`` (the behavioural probes' findings, counted
+    the same way: observations, not names), ``slowest`` ((seconds, student) pairs, 10 at
     most), ``refused`` and ``errors`` ((student, message) pairs).
     """
     graded = [r for r in rows if r["status"] == "graded" and r["result"] is not None]
@@ -54,17 +55,19 @@ def summarise(rows: list[dict]) -> dict:
     passed: Counter = Counter()
     seen: Counter = Counter()
     mistakes: Counter = Counter()
+    findings: Counter = Counter()
     for row in graded:
         for check in row["result"].checks:
             seen[check.name] += 1
             passed[check.name] += check.status == "passed"
-        for diagnosis in {c.diagnosis for c in row["result"].checks if c.diagnosis}:
-            mistakes[diagnosis] += 1
+        for label, diagnosis in {(c.diagnosis_label, c.diagnosis) for c in row["result"].checks if c.diagnosis}:
+            (mistakes if label == "Likely mistake" else findings)[diagnosis] += 1
     return {
         "scores": [r["score"] for r in graded],
         "max_score": max_score,
         "pass_rate": {name: passed[name] / seen[name] for name in seen},
         "mistakes": mistakes.most_common(),
+        "findings": findings.most_common(),
         "slowest": sorted(((r["duration"], r["student"]) for r in graded), reverse=True)[:10],
         "refused": [(r["student"], r["error"]) for r in rows if r["status"] == "refused"],
         "errors": [(r["student"], r["error"]) for r in rows if r["status"] == "grader_error"],
