@@ -20,7 +20,8 @@ Modules:
 - :mod:`grader.probes.block`: ``transformer_block`` (``run_block``, ``PROBES``): residual stream, layer
   norms, causality, batch elements, attention sub-layer; its MLP in :mod:`~grader.probes.block_mlp`; the
   designed calls in :mod:`~grader.probes.block_designs`.
-- :mod:`grader.probes.functions`: ``softmax``, ``layer_norm``, ``gelu`` (``run_functions``).
+- :mod:`grader.probes.functions`: ``softmax``, ``layer_norm``, ``gelu`` (``run_functions``); their calls, and the
+  block designs', are made once each through :class:`~grader.probes.memo.Memo`.
 - :mod:`grader.probes.determinism`: the same call twice gives the same output (dropout left on does not);
   ``run`` and ``run_block`` report only that finding when it fails, since every other probe compares calls.
 """

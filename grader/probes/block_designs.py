@@ -23,7 +23,8 @@ from typing import Callable
 import numpy as np
 
 from .functions import DESIGNS as FUNCTION_DESIGNS
-from .functions import SEED, Memo
+from .functions import SEED
+from .memo import Memo
 
 B, T, D, N_HEADS = 3, 5, 8, 2
 HIDDEN = 4 * D
@@ -115,7 +116,7 @@ def _designs() -> dict[str, Design]:
     }
 
 
-#: The designed calls (fixed seed); every call gets fresh copies (see :class:`grader.probes.functions.Memo`).
+#: The designed calls (fixed seed); every call gets fresh copies (see :class:`grader.probes.memo.Memo`).
 DESIGNS = _designs()
 
 
