@@ -254,24 +254,23 @@ def probe_causal(block, **functions) -> Finding | None:
     moved, moved_open = _moved(run, "full"), _moved(run, "full_noncausal")
     if moved is None:
         return None
-    tol = 1e-9 * scale(DESIGNS["full"].x)
-    if moved[0, :-1].max() > tol and _batch_mixed(run) is not None:
+    if moved[0, :-1].max() > _TOL and _batch_mixed(run) is not None:
         moved = _moved_by_last_token(run)  # element 1's change may have moved element 0: perturb token 4 alone
-        if moved is None or moved[0, :-1].max() <= tol:
+        if moved is None or moved[0, :-1].max() <= _TOL:
             return None  # batch mixing, not the mask: probe_batch_independence's finding
-    if moved[0, :-1].max() > tol:
+    if moved[0, :-1].max() > _TOL:
         t = int(np.argmax(moved[0, :-1]))
         seen = f"with causal=True, changing token {T - 1} moved your block's output at token {t} by {moved[0, t]:.3g}"
         mine = _attention_moved(run, True)
         if mine is None and run.mha is None:
             return Finding("causal", "causal masking in transformer_block",
                            f"{seen}: a token's output depends on a later token")
-        if mine is None or mine[0, :-1].max() > tol:
+        if mine is None or mine[0, :-1].max() > _TOL:
             return None
         return Finding("causal", "causal argument of transformer_block",
                        f"{seen}, while your multi_head_attention(..., causal=True) keeps it unchanged: the block "
                        "does not run its attention with causal=True")
-    if moved_open is None or moved[1, 1:].min() <= tol or moved_open[0, :-1].max() > tol:
+    if moved_open is None or moved[1, 1:].min() <= _TOL or moved_open[0, :-1].max() > _TOL:
         return None
     seen = (f"with causal=False, changing token {T - 1} moved none of your block's outputs at tokens 0..{T - 2} "
             "(changing token 0 does move the later ones)")
@@ -279,7 +278,7 @@ def probe_causal(block, **functions) -> Finding | None:
     if mine is None and run.mha is None:
         return Finding("causal", "causal masking in transformer_block", f"{seen}: the block stays causal when "
                                                                           "causal=False")
-    if mine is None or mine[0, :-1].max() <= tol:
+    if mine is None or mine[0, :-1].max() <= _TOL:
         return None
     return Finding("causal", "causal argument of transformer_block",
                    f"{seen}, while your multi_head_attention(..., causal=False) lets them see it: the block does "
