@@ -1,4 +1,4 @@
-"""The rubric matcher (grader/rubric.py) step by step: reading, normalising, matching, judging."""
+"""The rubric matcher (grader/rubric/) step by step: reading, normalising, matching, judging."""
 import textwrap
 
 import pytest

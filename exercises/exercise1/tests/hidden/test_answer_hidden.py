@@ -2,7 +2,7 @@
 
 Fails (0 points) with ``details["needs_review"]``, a list of reasons, when the total is within
 ``review_band`` of the pass mark, or the answer is copied, mostly keywords, or not in English
-(grader/rubric.py). The judge lifts these reasons into ``SubmissionResult.needs_review``.
+(grader/rubric/judge.py). The judge lifts these reasons into ``SubmissionResult.needs_review``.
 """
 import pytest
 

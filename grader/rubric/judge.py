@@ -1,0 +1,220 @@
+"""Step 6, judge: the whole answer (length, keyword list, language, copying, cap, review) and its total."""
+from __future__ import annotations
+
+import hashlib
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from .concepts import Hit, find
+from .copying import copy_overlap
+from .model import Rubric, load
+from .read import blocks, function_share, read_text, words
+from .sentences import Unit, units
+
+
+@dataclass
+class LineResult:
+    """One rubric line for one answer."""
+
+    id: str
+    points: float
+    earned: bool  # evidence for every part was found
+    counted: bool  # earned and within the cap
+    quotes: list[str] = field(default_factory=list)
+    missing_parts: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return self.points if self.counted else 0.0
+
+
+@dataclass
+class MisconceptionResult:
+    """One misconception for one answer: ``found`` quotes the sentence that makes it."""
+
+    id: str
+    points: float
+    applies: bool  # the answer earns a concept point on the misconception's question
+    found: bool
+    quote: str = ""
+
+
+@dataclass
+class Assessment:
+    """Everything :func:`evaluate` found; ``total`` is what the exercise's checks add up to."""
+
+    words: int
+    prose_share: float
+    lines: dict[str, LineResult]
+    misconceptions: dict[str, MisconceptionResult]
+    problems: list[str]  # why the answer is not substantive (empty, too short, keyword list, copied, ...)
+    notes: list[str]  # said to the student, not held against them (e.g. "only the first 1200 words were read")
+    cap_reason: str  # "" when no cap applies
+    copy_overlap: float
+    copy_source: str
+    needs_review: list[str]
+    total: float
+    max_total: float
+    seconds: float
+
+    @property
+    def substantive(self) -> bool:
+        return not self.problems
+
+    def misconception_counts(self, m: MisconceptionResult) -> bool:
+        """Whether misconception ``m`` earns its point (the exercise's check passes)."""
+        return self.substantive and m.applies and not m.found
+
+
+def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | None = None) -> Assessment:
+    """Grade one answer against ``rubric``.
+
+    Args:
+        rubric: the compiled rubric.
+        markdown: the answer's text.
+        copy_sources: name -> text of sample answers a copy would come from (none: no copy check).
+    """
+    started = time.perf_counter()
+    blocks_, _ = blocks(markdown)
+    units_, n_words, cut = units(rubric, blocks_)
+    prose_words = sum(len(words(u.norm)) for u in units_ if u.prose)
+    prose_share = prose_words / n_words if n_words else 0.0
+    body = " ".join(u.norm for u in units_)
+
+    lines: dict[str, LineResult] = {}
+    for line in rubric.lines:
+        found: dict[str, Hit] = {}
+        for ev in line.evidence:
+            if ev.part not in found:
+                hit = find(ev, units_)
+                if hit:
+                    found[ev.part] = hit
+        missing = [p for p in line.parts if p not in found]
+        quotes = list(dict.fromkeys(h.quote for h in found.values()))
+        lines[line.id] = LineResult(line.id, line.points, earned=not missing, counted=not missing,
+                                    quotes=quotes, missing_parts=missing)
+
+    earned_questions = {x.question for x in rubric.lines if lines[x.id].earned}
+    misconceptions = {}
+    for m in rubric.misconceptions:
+        hit = next((h for h in (find(ev, units_, strict_negation=True) for ev in m.evidence) if h), None)
+        misconceptions[m.id] = MisconceptionResult(m.id, m.points, applies=m.question in earned_questions,
+                                                   found=hit is not None, quote=hit.quote if hit else "")
+
+    problems, notes, review = [], [], []
+    lo, hi = rubric.suggested
+    if n_words == 0:
+        problems.append("the answer is empty: write your explanation under the headings of the template")
+    elif n_words < rubric.min_words:
+        problems.append(f"the answer is far too short ({n_words} words; write about {lo}-{hi}, "
+                        f"at least {rubric.min_words})")
+    if cut:
+        notes.append(f"the answer is far too long ({n_words} words; about {lo}-{hi} is right): "
+                     f"only the first {rubric.max_words} words were read")
+    not_english = _not_english(rubric, units_, n_words)
+    few_sentences = n_words >= 10 and prose_share < rubric.min_prose_share
+    cap_reason = ""
+    if not_english:  # also capped when it has few English sentences: keyword soup without commas lands here
+        problems.append(not_english)
+        cap_reason = not_english if few_sentences else ""
+        review.append(f"the answer may not be in English ({not_english.split('(')[-1].rstrip(')')}): "
+                      "a person should read it")
+    elif few_sentences:
+        reason = (f"the answer is mostly a list of keywords or fragments, not sentences "
+                  f"(only {prose_share:.0%} of its words are in sentences)")
+        problems.append(reason)
+        cap_reason = reason
+        review.append(f"mostly keywords ({prose_share:.0%} of the words in sentences): check the cap")
+    overlap, source = copy_overlap(body, copy_sources or {}, rubric.ngram)
+    if overlap >= rubric.copied:
+        reason = f"the answer is mostly copied from {source} ({overlap:.0%} of its {rubric.ngram}-word phrases)"
+        problems.append(reason)
+        cap_reason = cap_reason or reason
+        review.append(f"copied from {source} ({overlap:.0%} of {rubric.ngram}-word phrases)")
+    elif overlap >= rubric.copy_review:
+        review.append(f"partly copied from {source} ({overlap:.0%} of {rubric.ngram}-word phrases)")
+
+    if cap_reason:  # count earned lines in rubric order up to the cap
+        budget = rubric.cap_points
+        for line in rubric.lines:
+            result = lines[line.id]
+            if result.earned:
+                result.counted = budget >= line.points
+                budget -= line.points if result.counted else 0
+
+    total = sum(r.score for r in lines.values())
+    assessment = Assessment(
+        words=n_words, prose_share=prose_share, lines=lines, misconceptions=misconceptions, problems=problems,
+        notes=notes, cap_reason=cap_reason, copy_overlap=overlap, copy_source=source, needs_review=review,
+        total=0.0, max_total=rubric.max_total, seconds=0.0)
+    total += sum(m.points for m in misconceptions.values() if assessment.misconception_counts(m))
+    assessment.total = total
+    if abs(total - rubric.pass_mark) <= rubric.review_band and n_words:
+        review.append(f"borderline total {total:g}/{rubric.max_total:g}: within {rubric.review_band:g} of the "
+                      f"pass mark {rubric.pass_mark:g}")
+    assessment.seconds = time.perf_counter() - started
+    return assessment
+
+
+def _not_english(rubric: Rubric, units_: list[Unit], n_words: int) -> str:
+    """A reason when the answer does not look like English prose ('' when it does)."""
+    text = " ".join(u.norm for u in units_)
+    letters = [ch for ch in text if ch.isalpha()]
+    if len(letters) >= 200:
+        latin = sum("LATIN" in unicodedata.name(ch, "") for ch in letters)
+        if latin / len(letters) < 0.6:
+            return f"the answer does not look like English ({1 - latin / len(letters):.0%} of its letters are not Latin)"
+    sentences = [u for u in units_ if not u.list_item]
+    if n_words >= 40 and sentences:
+        mean_len = sum(len(words(u.norm)) for u in sentences) / len(sentences)
+        share = function_share(words(text))
+        if mean_len >= 8 and share < rubric.not_english_function_share:
+            return f"the answer does not look like English (only {share:.0%} English function words)"
+    return ""
+
+
+# --------------------------------------------------------------------------- files
+
+def copy_sources_for(rubric: Rubric, root: Path, answer: Path | None = None) -> dict[str, str]:
+    """The sample answers listed in the rubric that exist under ``root``, minus ``answer`` itself.
+
+    A file is never a copy of itself, so grading the reference answer does not compare it with itself;
+    a missing source (a student's copy of the course has no solutions/) is skipped.
+    """
+    out = {}
+    for rel in rubric.copy_sources:
+        path = Path(root) / rel
+        if not path.is_file():
+            continue
+        if answer is not None and answer.exists() and path.resolve() == Path(answer).resolve():
+            continue
+        out[rel] = read_text(path.read_bytes())
+    return out
+
+
+@lru_cache(maxsize=32)
+def _assess_cached(rubric_path: str, digest: str, text: str, sources: tuple[tuple[str, str], ...]) -> Assessment:
+    return evaluate(load_cached(rubric_path), text, copy_sources=dict(sources))
+
+
+@lru_cache(maxsize=8)
+def load_cached(rubric_path: str) -> Rubric:
+    return load(Path(rubric_path))
+
+
+#: Bytes of an answer file that are read (far more than ``max_words`` words of any script).
+MAX_BYTES = 1_000_000
+
+
+def assess_file(rubric_path: Path, answer: Path, root: Path) -> Assessment:
+    """Evaluate the answer file ``answer`` (cached per content, so every check of a run shares it)."""
+    rubric = load_cached(str(Path(rubric_path).resolve()))
+    with open(answer, "rb") as f:
+        data = f.read(MAX_BYTES)
+    text = read_text(data)
+    sources = tuple(sorted(copy_sources_for(rubric, root, Path(answer)).items()))
+    digest = hashlib.sha256(data).hexdigest()
+    return _assess_cached(str(Path(rubric_path).resolve()), digest, text, sources)

@@ -1,0 +1,191 @@
+"""The rubric as data: ``rubric.toml`` read and compiled (lines, misconceptions, thresholds).
+
+Pattern syntax: Python regular expressions over the normalised, lower-case text (:func:`.read.normalise`),
+with ``{name}`` replaced by ``[terms]`` entries (``{w3}`` = up to three words in between, ...).
+The rubric stays with the judge: it is never shipped to students (``grader.release``).
+"""
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+
+class RubricError(click.ClickException):
+    """``rubric.toml`` is wrong (a course-author error); the message names the file and the entry."""
+
+
+# --------------------------------------------------------------------------- the rubric as data
+
+@dataclass(frozen=True)
+class Evidence:
+    """One way to earn (a part of) a line, or to commit a misconception.
+
+    Attributes:
+        patterns: every one must match inside the same scope.
+        within: ``0`` = one sentence; ``n > 0`` = all matches within ``n`` words of each other.
+        sentences: 1, or 2 to let the patterns spread over two consecutive sentences of one paragraph.
+        unless: a match anywhere in the sentence cancels the evidence.
+        unless_near: a match inside the matched span cancels it.
+        negatable: a negation just before or inside the span cancels it (``False`` when the pattern
+            itself says "not").
+        about, rivals: the thing the property must be said of: the nearest mention of ``about`` or
+            ``rivals`` before the property (else after it, else in the previous sentence) must be ``about``.
+        part: lines with several parts are earned only when every part has evidence.
+    """
+
+    patterns: tuple[re.Pattern, ...]
+    within: int = 0
+    sentences: int = 1
+    unless: tuple[re.Pattern, ...] = ()
+    unless_near: tuple[re.Pattern, ...] = ()
+    negatable: bool = True
+    about: re.Pattern | None = None
+    rivals: re.Pattern | None = None
+    part: str = ""
+
+
+@dataclass(frozen=True)
+class Line:
+    """A rubric line: a concept worth ``points``."""
+
+    id: str
+    question: int
+    points: float
+    concept: str
+    hint: str
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(e.part for e in self.evidence))
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A wrong statement; its point is given to a substantive answer that does not make it."""
+
+    id: str
+    question: int
+    points: float
+    statement: str
+    hint: str
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """Everything in ``rubric.toml``, compiled."""
+
+    path: Path
+    lines: tuple[Line, ...]
+    misconceptions: tuple[Misconception, ...]
+    questions: dict[int, str]
+    pass_mark: float
+    review_band: float
+    cap: float
+    min_words: int
+    max_words: int
+    suggested: tuple[int, int]
+    min_prose_share: float
+    sentence_min_words: int
+    sentence_min_function_share: float
+    list_min_items: int
+    list_max_function_share: float
+    copy_sources: tuple[str, ...]
+    ngram: int
+    copied: float
+    copy_review: float
+    not_english_function_share: float
+
+    @property
+    def max_total(self) -> float:
+        return sum(x.points for x in self.lines) + sum(m.points for m in self.misconceptions)
+
+    @property
+    def cap_points(self) -> float:
+        """Most points a keyword list or a copied answer can get (rounded down to whole points)."""
+        return math.floor(self.cap * self.max_total + 1e-9)
+
+
+def load(path: Path) -> Rubric:
+    """Read and compile a rubric file.
+
+    Raises:
+        RubricError: unreadable TOML, a missing field, or a regular expression that does not compile;
+            the message names the file and the line or misconception.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RubricError(f"cannot read rubric {path}: {exc}") from exc
+    terms = {k: str(v) for k, v in data.get("terms", {}).items()}
+
+    def compile_(pattern: str, where: str) -> re.Pattern:
+        expanded = re.sub(r"\{(\w+)\}", lambda m: terms.get(m.group(1), m.group(0)), pattern)
+        try:
+            return re.compile(expanded)
+        except re.error as exc:
+            raise RubricError(f"{path}: {where}: bad pattern {pattern!r}: {exc}") from exc
+
+    def evidence(entries, where: str) -> tuple[Evidence, ...]:
+        if not entries:
+            raise RubricError(f"{path}: {where} has no [[...evidence]]")
+        out = []
+        for i, e in enumerate(entries, 1):
+            w = f"{where}, evidence {i}"
+            if "all" not in e:
+                raise RubricError(f"{path}: {w} has no 'all' list of patterns")
+            within = e.get("within", "sentence")
+            out.append(Evidence(
+                patterns=tuple(compile_(p, w) for p in e["all"]),
+                within=0 if within == "sentence" else int(within),
+                sentences=int(e.get("sentences", 1)),
+                unless=tuple(compile_(p, w) for p in e.get("unless", ())),
+                unless_near=tuple(compile_(p, w) for p in e.get("unless_near", ())),
+                negatable=bool(e.get("negatable", True)),
+                about=compile_(e["about"], w) if "about" in e else None,
+                rivals=compile_(e["rivals"], w) if "rivals" in e else None,
+                part=str(e.get("part", "")),
+            ))
+        return tuple(out)
+
+    try:
+        grading, length = data["grading"], data["length"]
+        kw, copying, language = data["keyword_list"], data["copying"], data.get("language", {})
+        lines = tuple(
+            Line(id=x["id"], question=int(x["question"]), points=float(x["points"]), concept=x["concept"],
+                 hint=x["hint"], evidence=evidence(x.get("evidence"), f"line {x['id']!r}"))
+            for x in data["line"])
+        misconceptions = tuple(
+            Misconception(id=x["id"], question=int(x["question"]), points=float(x["points"]),
+                          statement=x["statement"], hint=x["hint"],
+                          evidence=evidence(x.get("evidence"), f"misconception {x['id']!r}"))
+            for x in data.get("misconception", ()))
+        ids = [x.id for x in lines] + [m.id for m in misconceptions]
+        if len(set(ids)) != len(ids):
+            raise RubricError(f"{path}: duplicate ids: {sorted({i for i in ids if ids.count(i) > 1})}")
+        return Rubric(
+            path=path, lines=lines, misconceptions=misconceptions,
+            questions={int(k): v for k, v in data.get("questions", {}).items()},
+            pass_mark=float(grading["pass_mark"]), review_band=float(grading["review_band"]),
+            cap=float(grading["cap"]),
+            min_words=int(length["min_words"]), max_words=int(length["max_words"]),
+            suggested=tuple(length["suggested"]),
+            min_prose_share=float(kw["min_prose_share"]), sentence_min_words=int(kw["sentence_min_words"]),
+            sentence_min_function_share=float(kw["sentence_min_function_share"]),
+            list_min_items=int(kw["list_min_items"]), list_max_function_share=float(kw["list_max_function_share"]),
+            copy_sources=tuple(copying.get("sources", ())), ngram=int(copying["ngram"]),
+            copied=float(copying["copied"]), copy_review=float(copying["review"]),
+            not_english_function_share=float(language.get("min_function_share", 0.08)),
+        )
+    except KeyError as exc:
+        raise RubricError(f"{path}: missing field {exc}") from exc
+    except (TypeError, ValueError) as exc:
+        raise RubricError(f"{path}: {exc}") from exc
+
