@@ -1,0 +1,169 @@
+"""How well the rubric engine agrees with labels written by a person (issue 11).
+
+Reads the labelled answers of ``tests/prose/EXERCISE/`` (``labels_*.toml`` + ``NAME/answer.md``; the
+labels were written by the guide ``tests/prose/LABELLING.md`` before the grader saw the answers),
+grades each one as the judge does (:func:`grader.rubric.evaluate` with the judge's copy sources, and the
+batch's peer comparison over the whole set), maps the score to 0-10 (``10 x total / max_total``) and
+prints, per split (``dev``: may be tuned on; ``test``: never), the agreement:
+
+- within 1: share of answers whose mapped score is within 1 point of the label;
+- MAE: mean absolute error, in label points;
+- Spearman: rank correlation (average ranks for ties);
+- QWK: quadratic weighted kappa (Cohen 1968) on the 0-10 scale, the score rounded to a whole point.
+
+And, per adversarial kind, each answer's score and whether it was flagged for a person (the issue's
+"at most 3/10 or flagged").
+
+Run: python bench/prose_agreement.py [exercise1|exercise4] [--split test] [--show]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import rubric  # noqa: E402
+
+#: Each exercise's rubric and how its answer text is wrapped for the engine.
+RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
+           "exercise4": ROOT / "exercises/exercise4/rubric.toml"}
+
+
+@dataclass
+class Graded:
+    """One labelled answer and what the engine made of it (scores on the 0-10 scale)."""
+
+    name: str
+    kind: str
+    split: str
+    label: float
+    score: float
+    flagged: list[str]
+    text: str
+
+
+def labelled(exercise: str) -> list[tuple[str, dict, str]]:
+    """(name, label entry, answer text) for every labelled answer of ``exercise``, sorted by name."""
+    folder = ROOT / "tests/prose" / exercise
+    entries: dict[str, dict] = {}
+    for path in sorted(folder.glob("labels_*.toml")):
+        for name, entry in tomllib.loads(path.read_text(encoding="utf-8")).items():
+            if name in entries:
+                raise SystemExit(f"{path}: {name} is labelled twice")
+            entries[name] = entry
+    out = []
+    for name in sorted(entries):
+        answer = folder / name / "answer.md"
+        if answer.is_file():
+            out.append((name, entries[name], answer.read_text(encoding="utf-8")))
+    return out
+
+
+def grade_all(exercise: str) -> list[Graded]:
+    """Grade every labelled answer of ``exercise`` as one batch would (sources + peers)."""
+    rub = rubric.load(RUBRICS[exercise])
+    items = labelled(exercise)
+    sources = rubric.copy_sources_for(rub, ROOT)
+    peers = _peer_flags(exercise, items)
+    out = []
+    for name, entry, text in items:
+        if exercise == "exercise4":
+            text = "## Explanation\n\n" + text
+        a = rubric.evaluate(rub, text, copy_sources=sources)
+        flags = list(a.needs_review) + peers.get(name, [])
+        out.append(Graded(name, str(entry.get("kind", "genuine")), str(entry["split"]), float(entry["label"]),
+                          10 * a.total / a.max_total, flags, text))
+    return out
+
+
+def _peer_flags(exercise: str, items) -> dict[str, list[str]]:
+    """Review reasons from comparing every pair of answers of the set (the batch's peer check)."""
+    try:
+        from grader.rubric import peers
+    except ImportError:
+        return {}
+    texts = {name: text for name, _, text in items}
+    flags: dict[str, list[str]] = {}
+    for pair in peers.similar_pairs(texts):
+        for me, other in ((pair.a, pair.b), (pair.b, pair.a)):
+            flags.setdefault(me, []).append(f"similar to {other} ({pair.share:.0%})")
+    return flags
+
+
+def spearman(x, y) -> float:
+    """Spearman's rank correlation of two equal-length sequences (average ranks for ties)."""
+    def ranks(v):
+        v = np.asarray(v, float)
+        order = v.argsort(kind="stable")
+        r = np.empty(len(v))
+        r[order] = np.arange(len(v), dtype=float)
+        for value in np.unique(v):  # ties share their mean rank
+            tie = v == value
+            r[tie] = r[tie].mean()
+        return r
+    rx, ry = ranks(x), ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def quadratic_kappa(labels, scores, n: int = 11) -> float:
+    """Quadratic weighted kappa (Cohen 1968) of two ratings on the integer scale 0..n-1."""
+    a = np.clip(np.rint(labels).astype(int), 0, n - 1)
+    b = np.clip(np.rint(scores).astype(int), 0, n - 1)
+    observed = np.zeros((n, n))
+    for i, j in zip(a, b):
+        observed[i, j] += 1
+    expected = np.outer(observed.sum(1), observed.sum(0)) / len(a)
+    w = (np.subtract.outer(np.arange(n), np.arange(n)) ** 2) / (n - 1) ** 2
+    denominator = (w * expected).sum()
+    return float(1 - (w * observed).sum() / denominator) if denominator else float("nan")
+
+
+def agreement(rows: list[Graded]) -> dict[str, float]:
+    """within_1, mae, spearman, qwk and n of ``rows``."""
+    labels = np.array([r.label for r in rows])
+    scores = np.array([r.score for r in rows])
+    err = np.abs(scores - labels)
+    return {"n": len(rows), "within_1": float((err <= 1 + 1e-9).mean()), "mae": float(err.mean()),
+            "spearman": spearman(labels, scores), "qwk": quadratic_kappa(labels, scores)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("exercise", nargs="?", default="exercise1", choices=sorted(RUBRICS))
+    parser.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    parser.add_argument("--show", action="store_true", help="print every answer off by more than 1")
+    args = parser.parse_args(argv)
+    rows = grade_all(args.exercise)
+    genuine = [r for r in rows if r.kind in ("genuine", "confident_error")]
+    for split in ("dev", "test"):
+        if args.split not in (split, "all"):
+            continue
+        part = [r for r in genuine if r.split == split]
+        if part:
+            m = agreement(part)
+            print(f"{args.exercise} {split:4s} n={m['n']:3d}  within 1: {m['within_1']:.0%}  MAE {m['mae']:.2f}  "
+                  f"Spearman {m['spearman']:.2f}  QWK {m['qwk']:.2f}")
+    kinds = sorted({r.kind for r in rows} - {"genuine"})
+    for kind in kinds:
+        part = [r for r in rows if r.kind == kind and args.split in (r.split, "all")]
+        ok = [r for r in part if r.score <= 3 or r.flagged]
+        print(f"  {kind:18s} {len(ok)}/{len(part)} at most 3/10 or flagged; scores "
+              + ", ".join(f"{r.score:.1f}{'*' if r.flagged else ''}" for r in part))
+    if args.show:
+        for r in rows:
+            if args.split in (r.split, "all") and abs(r.score - r.label) > 1:
+                print(f"    {r.name:45s} label {r.label:4.1f} score {r.score:4.1f} {r.kind} {r.flagged[:2]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
