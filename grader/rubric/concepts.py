@@ -4,17 +4,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .assertions import Clause, Cue, asserted, clauses
 from .model import Evidence
 from .sentences import Unit
-
-
-_NEGATION = re.compile(r"\b(?:not|no|never|nor|neither|without|none|nobody|nothing|instead of|rather than)\b")
-_FRAMING = re.compile(r"\b(?:misconceptions?|myths?|wrongly|mistaken(?:ly)?|mistakes?|incorrect(?:ly)?|false|untrue|"
-                      r"tempting|one might think|people (?:often )?(?:think|say|believe)|contrary to|a common error|"
-                      r"is wrong|are wrong|not true)\b")
-_REFUTATION = re.compile(r"^(?:(?:but )?(?:this|that|it) is (?:wrong|false|incorrect|not (?:true|correct|right|how|so))|"
-                         r"(?:they|it|this|that|he|she) (?:do|does|is|are) not\b|wrong|false|not so|no[,.!])")
-_CLAUSE_BREAK = re.compile(r"[,;:()\u2014.!?]|\s-\s")
+from .topic import mapped, misused, topical
 
 
 @dataclass
@@ -30,14 +23,6 @@ class Hit:
         return " ".join(u.display for u in self.units)
 
 
-def _before_negated(text: str, start: int, n_words: int = 3) -> bool:
-    """A negation among the ``n_words`` words before ``start``, within the same clause."""
-    before = text[:start]
-    cut = max((m.end() for m in _CLAUSE_BREAK.finditer(before)), default=0)
-    window = " ".join(before[cut:].split()[-n_words:])
-    return bool(_NEGATION.search(window))
-
-
 def _candidates(units_: list[Unit], sentences: int):
     """Scopes to search: each unit, and with ``sentences=2`` each pair of neighbours in one block."""
     for u in units_:
@@ -46,24 +31,6 @@ def _candidates(units_: list[Unit], sentences: int):
         for u, v in zip(units_, units_[1:]):
             if v.block == u.block and not (u.list_item or v.list_item):
                 yield (u, v), f"{u.norm} {v.norm}"
-
-
-def _span_ok(ev: Evidence, text: str, spans: list[tuple[int, int]], strict_negation: bool) -> bool:
-    start, end = min(s for s, _ in spans), max(e for _, e in spans)
-    if any(p.search(text[start:end]) for p in ev.unless_near):
-        return False
-    if ev.negatable:
-        if _before_negated(text, start):
-            return False
-        if strict_negation:
-            if _NEGATION.search(text[start:end]):
-                return False
-        else:  # only the gaps between the patterns' matches
-            ordered = sorted(spans)
-            for (_, e1), (s2, _) in zip(ordered, ordered[1:]):
-                if s2 > e1 and _NEGATION.search(text[e1:s2]):
-                    return False
-    return True
 
 
 def _word_index(text: str, offset: int) -> int:
@@ -85,30 +52,94 @@ def _said_of(ev: Evidence, text: str, at: int, previous: str) -> bool:
     return bool(prev) and prev[-1][1]
 
 
+def _clauses(scope: tuple[Unit, ...], units_: list[Unit], index: dict[int, int]) -> tuple[Clause, ...]:
+    """The clauses of a scope (one sentence or two joined by a space), offsets into the joined text."""
+    out: list[Clause] = []
+    offset = 0
+    for u in scope:
+        i = index[id(u)]
+        nxt = units_[i + 1] if i + 1 < len(units_) else None
+        following = nxt.norm if nxt and nxt.block == u.block and not nxt.list_item else ""
+        answered = len(scope) == 2 and u is scope[0] and u.norm.endswith("?") \
+            and not re.match(r"(?:no|not|never|nope|wrong)\b", scope[1].norm)
+        for c in clauses(u.norm, following):  # a question answered by the next sentence sets its topic
+            out.append(Clause(c.start + offset, c.end + offset, c.text, c.stance, tuple(
+                Cue(q.stance, q.start + offset, q.end + offset, q.scope_start + offset, q.scope_end + offset, q.rule)
+                for q in c.cues if not (answered and q.stance == "question"))))
+        offset += len(u.norm) + 1
+    return tuple(out)
+
+
+def _owner(ev: Evidence, text: str, combo) -> callable:
+    """Which negation cues belong to the evidence: those its patterns spell (and, with ``negatable = false``,
+    any inside the matched span)."""
+    start, end = min(s for s, _ in combo), max(e for _, e in combo)
+
+    def owned(cue: Cue) -> bool:
+        if cue.stance != "negated":
+            return False
+        if not ev.negatable and start <= cue.start < end:
+            return True
+        for pattern, (s, e) in zip(ev.patterns, combo):
+            if s <= cue.start and cue.end <= e:  # does the pattern still match without the cue's words?
+                blanked = text[:cue.start] + "q" * (cue.end - cue.start) + text[cue.end:]
+                if not pattern.match(blanked, s):
+                    return True
+        return False
+    return owned
+
+
+def _asserted_match(pattern: re.Pattern, text: str, found: tuple[Clause, ...]) -> bool:
+    """Whether ``pattern`` matches somewhere in ``text`` in an asserting clause (for ``unless``)."""
+    return any(asserted(found, [(m.start(), m.end())]) for m in pattern.finditer(text))
+
+
+def _in_domain(scope: tuple[Unit, ...], text: str, combo, units_: list[Unit], index: dict[int, int]) -> bool:
+    """The matched words are meant in the lesson's sense (see :mod:`.topic`)."""
+    if any(misused(text, s, e) for s, e in combo):
+        return False
+    if any(topical(u.norm) == "domain" or (topical(u.norm) == "analogy" and mapped(u.norm)) for u in scope):
+        return True
+    first, last = index[id(scope[0])], index[id(scope[-1])]
+    near = [v for v in units_ if v.block == scope[0].block] + units_[max(first - 1, 0):last + 2]
+    return any(v.section == scope[0].section and topical(v.norm) == "domain" for v in near)
+
+
 def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> Hit | None:
-    """The first place where ``ev`` matches, or None.
+    """The first place where ``ev`` matches as an assertion, said of the right thing, or None.
+
+    Every matched piece must lie in asserting clauses (:mod:`.assertions`): a negated, doubted,
+    attributed, questioned, supposed, refuted or framed match earns nothing (a line) and costs nothing
+    (a misconception); a negation the pattern itself spells is the evidence's own. ``unless`` and
+    ``unless_near`` cancel only where they are asserted ("no mixing between tokens" does not cancel
+    "the MLP works on each token"). The matched words must be meant in the lesson's sense
+    (:mod:`.topic`): "each head of lettuce has its own weights" matches nothing.
 
     Args:
-        strict_negation: misconceptions use True: a negation anywhere in the matched span, a framing
-            word in the sentence ("a common misconception is ...") or a refutation at the start of the
-            next sentence ("That is wrong.") makes the statement a denial.
+        strict_negation: ignored (lines and misconceptions now share one mechanism); kept so that
+            older callers keep working.
     """
     index = {id(u): i for i, u in enumerate(units_)}
     for scope, text in _candidates(units_, ev.sentences):
-        if any(p.search(text) for p in ev.unless):
-            continue
         per_pattern = [[(m.start(), m.end()) for m in p.finditer(text)] for p in ev.patterns]
         if not all(per_pattern):
+            continue
+        found = _clauses(scope, units_, index)
+        if any(_asserted_match(p, text, found) for p in ev.unless):
             continue
         for combo in _combinations(per_pattern):
             if _overlap(combo):
                 continue
+            start, end = min(s for s, _ in combo), max(e for _, e in combo)
             if ev.within:
-                first = _word_index(text, min(s for s, _ in combo))
-                last = _word_index(text, max(e for _, e in combo) - 1)
-                if last - first > ev.within:
+                if _word_index(text, end - 1) - _word_index(text, start) > ev.within:
                     continue
-            if not _span_ok(ev, text, list(combo), strict_negation):
+            if any(asserted(found, [(start + m.start(), start + m.end())])
+                   for p in ev.unless_near for m in p.finditer(text[start:end])):
+                continue
+            if not asserted(found, list(combo), owned=_owner(ev, text, combo)):
+                continue
+            if not _in_domain(scope, text, combo, units_, index):
                 continue
             if ev.about is not None:
                 i = index[id(scope[0])]
@@ -116,9 +147,7 @@ def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> 
                             and not scope[0].list_item and not units_[i - 1].list_item else "")
                 if not _said_of(ev, text, combo[-1][0], previous):
                     continue
-            if strict_negation and _denied(text, units_, index[id(scope[-1])]):
-                continue
-            return Hit(scope, min(s for s, _ in combo), max(e for _, e in combo))
+            return Hit(scope, start, end)
     return None
 
 
@@ -134,11 +163,3 @@ def _overlap(combo) -> bool:
     """Two patterns matched the same words (each pattern must be its own piece of evidence)."""
     ordered = sorted(combo)
     return any(s2 < e1 for (_, e1), (s2, _) in zip(ordered, ordered[1:]))
-
-
-def _denied(text: str, units_: list[Unit], last: int) -> bool:
-    if _FRAMING.search(text):
-        return True
-    nxt = units_[last + 1] if last + 1 < len(units_) else None
-    return bool(nxt and nxt.block == units_[last].block and _REFUTATION.search(nxt.norm))
-

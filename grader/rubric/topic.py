@@ -1,0 +1,117 @@
+"""What a sentence is about: the lesson's domain (transformers), the lesson's picture (the team), or neither.
+
+A rubric word earns nothing in its everyday sense: "each head of lettuce has its own weights", "the head
+chef has his own keys", "the farmer stacks blocks in parallel", "the residual of the soup is normalised".
+Two general rules decide, with no list of foreign words:
+
+1. *Bound to a foreign noun.* A domain word is used in another sense when it is the head of an "of"
+   phrase whose noun is not a domain or picture word ("head **of lettuce**", "residual **of the soup**",
+   "keys **of the house**"), or when a singular "head" modifies a following noun that is not a domain
+   word and not a verb form ("head **chef**", "head **teacher**"; "head attends", "head computes",
+   "head dimension" are fine).
+2. *Anchored.* A sentence is ``domain`` when it has a strong anchor (attention, token, embedding,
+   transformer, d_model, softmax, query, GPT, BERT, MLP, gradient, ...) or two weak ones (head, layer,
+   block, residual, model, weights, keys, values, mask, ...), none of them bound to a foreign noun;
+   ``analogy`` when it speaks of the lesson's picture (a person, team, lawyer, reviewer, contract, notes);
+   else ``off-topic``. An analogy sentence counts for a concept only when it maps the picture onto the
+   model ("each person is a head"): :func:`mapped`.
+
+:func:`topical` gives the flag of one sentence, :func:`off_topic_share` the share of an answer's words in
+off-topic sentences (for review routing), :func:`foreign` whether a matched word is used in another sense.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from .read import FUNCTION_WORDS, words
+
+_STRONG = re.compile(
+    r"\b(?:(?:self-|multi-head |masked )?attention|attends?|attending|attended|transformers?|tokens?|embeddings?|"
+    r"d_model|d_k|d_v|d_head|softmax|quer(?:y|ies)|gpt\S*|bert\S*|mlps?|ffns?|feed-?forward|w_?[oqkv]|w_i_[qkv]|"
+    r"layer ?norm\w*|encoders?|decoders?|logits?|gradients?|backprop\w*|concatenat\w*|vectors?|matri(?:x|ces)|"
+    r"subspaces?|multi-head|qkv|causal\w*|bidirectional|unigrams?|bigrams?|learning rate|warm-?ups?|"
+    r"post-?norm|pre-?norm|head_i|head_\d+|positional)\b")
+_WEAK = re.compile(
+    r"\b(?:heads?|layers?|blocks?|residuals?|models?|weights?|keys?|values?|projections?|masks?|masked|norms?|"
+    r"networks?|neural|training|trained|parameters?|positions?|sequences?|dimensions?|width|outputs?|inputs?|"
+    r"skip|stream|loss|sublayers?|sub-layers?|linear|normali[sz]\w*|compute|flops)\b")
+_PICTURE = re.compile(
+    r"\b(?:persons?|people|team|teams|members?|lawyers?|readers?|reviewers?|colleagues?|experts?|associates?|"
+    r"teammates?|workers?|analysts?|proofreaders?|committee|contracts?|notes?|picture|analogy|metaphor|"
+    r"everyone|everybody|specialists?)\b")
+_MAPS = re.compile(r"\b(?:is|are|=|corresponds?|plays?|stands? for|represents?|acts? as|maps?|mapped|becomes?|"
+                   r"equals?|like|as|means?)\b|->|=")
+#: Nouns that may follow "of" after a domain word without leaving the domain (besides anchors and picture words).
+_DOMAIN_NOUNS = frozenset("""
+size width sentence sentences text word words computation computations signal information data number numbers
+feature features space input inputs output outputs result results pattern patterns relation relations
+relationship relationships dimension dimensions part parts slice slices chunk chunks piece pieces them it each
+all one two three four eight twelve h n x f i layer stack copies copy work cost compute point job jobs role roles
+""".split())
+_OF = re.compile(r"\s+of\s+(?:(?:the|a|an|this|that|these|those|his|her|their|its|our|some|every|each|all|one)\s+)*"
+                 r"([^\W\d_][\w'-]*)")
+_AFTER = re.compile(r"\s+([^\W\d_][\w'-]*)")
+
+
+def _is_domain_word(word: str) -> bool:
+    word = re.sub(r"'s?$", "", word)
+    return bool(_STRONG.fullmatch(word) or _WEAK.fullmatch(word) or _PICTURE.fullmatch(word)) \
+        or word in _DOMAIN_NOUNS or word in FUNCTION_WORDS
+
+
+def foreign(text: str, start: int, end: int) -> bool:
+    """Whether the domain word ``text[start:end]`` is bound to a foreign noun ("head of lettuce", "head chef")."""
+    word = text[start:end]
+    of = _OF.match(text, end)
+    if of and not _is_domain_word(of.group(1)):
+        return True
+    if word == "head":
+        nxt = _AFTER.match(text, end)
+        if nxt:
+            after = nxt.group(1)
+            if not _is_domain_word(after) and not re.search(r"(?:s|ed|ing|ly)$", after):
+                return True
+    return False
+
+
+def misused(text: str, start: int, end: int) -> list[str]:
+    """The domain words inside ``text[start:end]`` that are bound to a foreign noun (empty: none)."""
+    return [m.group(0) for pattern in (_STRONG, _WEAK) for m in pattern.finditer(text, start, end)
+            if foreign(text, m.start(), m.end())]
+
+
+def _anchors(text: str, pattern: re.Pattern) -> list[re.Match]:
+    return [m for m in pattern.finditer(text) if not foreign(text, m.start(), m.end())]
+
+
+@lru_cache(maxsize=4096)
+def topical(sentence: str) -> str:
+    """``"domain"``, ``"analogy"`` or ``"off-topic"`` for one normalised sentence (see the module docstring)."""
+    if _anchors(sentence, _STRONG) or len(_anchors(sentence, _WEAK)) >= 2:
+        return "domain"
+    if _PICTURE.search(sentence):
+        return "analogy"
+    return "off-topic"
+
+
+@lru_cache(maxsize=4096)
+def mapped(sentence: str) -> bool:
+    """Whether a sentence maps the lesson's picture onto the model ("each person is a head", "notes = W_O")."""
+    picture = [m.start() for m in _PICTURE.finditer(sentence)]
+    domain = [m.start() for m in (_anchors(sentence, _STRONG) + _anchors(sentence, _WEAK))]
+    if not picture or not domain:
+        return False
+    lo, hi = min(picture + domain), max(picture + domain)
+    return bool(_MAPS.search(sentence, lo, hi + 1))
+
+
+def off_topic_share(norms: list[str]) -> float:
+    """Share of the words (0-1) that stand in off-topic sentences, given the normalised sentences of an answer.
+
+    0 for an empty answer. judge.py may flag an answer for review when this is high (mostly off-topic
+    or nonsense that happens to use the rubric's words).
+    """
+    counts = [(len(words(s)), topical(s)) for s in norms]
+    total = sum(n for n, _ in counts)
+    return sum(n for n, t in counts if t == "off-topic") / total if total else 0.0
