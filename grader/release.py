@@ -8,8 +8,10 @@ grader's own tests and corpora are never copied.
 
 Nothing in the bundle may implement the answer or reveal a hidden value (DESIGN.md, "Layout"):
 the torch references of exercises 2, 3 and 4 implement the answer, and exercise 4's calibration
-holds the numbers the grader's re-run gives, so they stay with the judge; in the bundle the public
-checks compare with stored cases instead (``exercises/exercise3/tests/cases.py``,
+holds the numbers the grader's re-run gives, so they stay with the judge, as do the rubrics of the written
+answers (``rubric.toml`` of exercises 1 and 4: their patterns would say which words earn a point; the public
+checks look at an answer's form only, with the numbers of ``exercise.toml``'s ``[answer]``); in the bundle the
+public checks compare with stored cases instead (``exercises/exercise3/tests/cases.py``,
 ``exercises/exercise4/tests/cases.py``, exercise 2's stored counts). ``tests/test_release.py`` and
 ``tests/test_bundle_diagnosis.py`` check this on a built bundle.
 """
@@ -41,7 +43,10 @@ contract are in `exercises/NAME/README.md`. Grade your work at any time:
 You get a score, every check with a hint and what was wrong in numbers, and a report in `reports/`.
 Exercise 3 also gives the known mistake your output matches or what the behavioural probes found;
 exercise 2 gives what your own functions do when one argument changes (its mistakes are named only
-when your work is graded). These are the public checks; hidden checks run when your work is graded.
+when your work is graded). The written answers (exercise 1, and exercise 4's explanation) are checked
+here for their form only (each question answered, length, sentences, English); what they say is graded
+by a rubric when your work is graded, which shows each concept with the sentence of yours that earned it.
+These are the public checks; hidden checks run when your work is graded.
 """
 
 #: What a student repository made from the bundle (GitHub Classroom) must not commit: reports and
@@ -60,6 +65,9 @@ _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg
 #: Paths inside an exercise's folder that stay with the judge besides ``tests/hidden`` (every
 #: exercise's): code that implements the answer, and measurements that hold the re-run's values.
 JUDGE_ONLY = {
+    "exercise1": (
+        "rubric.toml",         # the rubric's patterns: the bundle has the README's prose and the form checks
+    ),
     "exercise2": (
         "tests/reference.py",  # torch's counts, hidden constants too: public checks use stored_counts.toml
     ),
@@ -71,6 +79,7 @@ JUDGE_ONLY = {
         "CALIBRATION.md",      # the re-run's validation losses, which the report check compares with
         "calibrate.py",        # measures them (on the reference solution by default)
         "calibration",         # the measurements themselves (JSON)
+        "rubric.toml",         # the explanation's rubric (patterns): public checks see its form only
     ),
 }
 

@@ -247,7 +247,7 @@ def test_solution_report_holds_the_reruns_numbers():
 # --------------------------------------------------------------------------------------------- rubric and plots
 
 def test_rubric_reads_only_the_explanation_and_gives_the_solution_full_marks():
-    from exercises.exercise4.tests.checks import RUBRIC, _assess
+    from exercises.exercise4.tests.hidden.explanation import RUBRIC, _assess
 
     a = _assess(report_md.read(SOLUTION / "report.md").explanation, ())
     assert a.total == RUBRIC.max_total and a.problems == []
@@ -261,7 +261,7 @@ def test_rubric_reads_only_the_explanation_and_gives_the_solution_full_marks():
     ("Post-norm is more stable at a high learning rate, so it should have learned better than pre-norm. ", "postnorm_more_stable"),
 ])
 def test_rubric_names_the_misconceptions(text, misconception):
-    from exercises.exercise4.tests.checks import _assess
+    from exercises.exercise4.tests.hidden.explanation import _assess
 
     padding = ("The gradient flows back through the residual stream directly to the first block. "
                "After the change the validation loss stayed at the unigram level, like guessing letter frequencies. "

@@ -12,6 +12,7 @@ from .concepts import Hit, find
 from .copying import copy_overlap
 from .model import Rubric, load
 from .read import blocks, function_share, read_text, words
+from .review import route
 from .sentences import Unit, units
 
 
@@ -59,6 +60,7 @@ class Assessment:
     total: float
     max_total: float
     seconds: float
+    confidence: float = 1.0  # 1 - the largest penalty of the review reasons (.review explains it)
 
     @property
     def substantive(self) -> bool:
@@ -155,6 +157,8 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     if abs(total - rubric.pass_mark) <= rubric.review_band and n_words:
         review.append(f"borderline total {total:g}/{rubric.max_total:g}: within {rubric.review_band:g} of the "
                       f"pass mark {rubric.pass_mark:g}")
+    assessment.confidence, more = route(rubric, markdown, units_, assessment)  # confidence and review
+    review.extend(more)
     assessment.seconds = time.perf_counter() - started
     return assessment
 

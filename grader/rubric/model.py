@@ -112,12 +112,26 @@ class Rubric:
         return math.floor(self.cap * self.max_total + 1e-9)
 
 
+def _structure(path: Path) -> dict:
+    """The structural numbers (length, sentences, language) from the public ``exercise.toml`` next to the
+    rubric: its ``[answer]`` table, which the public checks read too (:mod:`.structure`)."""
+    from .structure import load_spec  # structure -> sentences -> model: imported when needed
+
+    spec = load_spec(path.parent / "exercise.toml")
+    return dict(min_words=spec.min_words, max_words=spec.max_words, suggested=spec.suggested,
+                min_prose_share=spec.min_prose_share, sentence_min_words=spec.sentence_min_words,
+                sentence_min_function_share=spec.sentence_min_function_share, list_min_items=spec.list_min_items,
+                list_max_function_share=spec.list_max_function_share,
+                not_english_function_share=spec.min_function_share)
+
+
 def load(path: Path) -> Rubric:
     """Read and compile a rubric file.
 
     Raises:
         RubricError: unreadable TOML, a missing field, or a regular expression that does not compile;
             the message names the file and the line or misconception.
+        AnswerSpecError: the ``exercise.toml`` next to the rubric has no valid ``[answer]`` table.
     """
     path = Path(path)
     try:
@@ -156,8 +170,7 @@ def load(path: Path) -> Rubric:
         return tuple(out)
 
     try:
-        grading, length = data["grading"], data["length"]
-        kw, copying, language = data["keyword_list"], data["copying"], data.get("language", {})
+        grading, copying = data["grading"], data["copying"]
         lines = tuple(
             Line(id=x["id"], question=int(x["question"]), points=float(x["points"]), concept=x["concept"],
                  hint=x["hint"], evidence=evidence(x.get("evidence"), f"line {x['id']!r}"))
@@ -175,14 +188,9 @@ def load(path: Path) -> Rubric:
             questions={int(k): v for k, v in data.get("questions", {}).items()},
             pass_mark=float(grading["pass_mark"]), review_band=float(grading["review_band"]),
             cap=float(grading["cap"]),
-            min_words=int(length["min_words"]), max_words=int(length["max_words"]),
-            suggested=tuple(length["suggested"]),
-            min_prose_share=float(kw["min_prose_share"]), sentence_min_words=int(kw["sentence_min_words"]),
-            sentence_min_function_share=float(kw["sentence_min_function_share"]),
-            list_min_items=int(kw["list_min_items"]), list_max_function_share=float(kw["list_max_function_share"]),
             copy_sources=tuple(copying.get("sources", ())), ngram=int(copying["ngram"]),
             copied=float(copying["copied"]), copy_review=float(copying["review"]),
-            not_english_function_share=float(language.get("min_function_share", 0.08)),
+            **_structure(path),
         )
     except KeyError as exc:
         raise RubricError(f"{path}: missing field {exc}") from exc

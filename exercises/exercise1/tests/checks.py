@@ -1,43 +1,41 @@
-"""Shared pieces of exercise 1's checks (judge side): the rubric, the assessment, check factories.
+"""Shared pieces of exercise 1's checks: the answer file, its form, and how passing checks carry feedback.
 
-Every check reads the same :class:`grader.rubric.Assessment` of ``answer.md`` (computed once per
-answer and cached). The checks are generated from ``rubric.toml`` so that points, concepts and hints
-live in one place: one check per rubric line (its docstring is the concept) and one per misconception.
+Public (shipped with the bundle): nothing here knows the rubric. The numbers of the form (length,
+sentences, language) are the ``[answer]`` table of ``exercise.toml``, which the judge's rubric reads too;
+the questions are the ``## `` sections of ``skeleton/answer.md``. The rubric's checks (one per concept and
+per misconception) are generated in ``tests/hidden/rubric_checks.py``, judge side.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from grader.rubric import read_text, structure
+from grader.rubric.judge import MAX_BYTES
 
-from grader import rubric
-from grader.exercises import course_root
-from grader.plugin import CheckFailure
-
-RUBRIC_PATH = Path(__file__).resolve().parents[1] / "rubric.toml"
-RUBRIC = rubric.load(RUBRIC_PATH)
+EXERCISE = Path(__file__).resolve().parents[1]
+SPEC = structure.load_spec(EXERCISE / "exercise.toml")
+TEMPLATE = EXERCISE / "skeleton" / "answer.md"
 ANSWER = "answer.md"
-#: Gate of every concept check: the file is there.
+#: Gate of every check that reads the answer: the file is there.
 FILE_GATE = "test_answer_file"
-#: Gate of the misconception checks: an explanation in the student's own sentences.
-SUBSTANTIVE_GATE = "test_answer_is_substantive"
 
 
 def answer_path(submission) -> Path:
     return Path(submission.path) / ANSWER
 
 
-def assess(submission) -> rubric.Assessment:
-    """The rubric's reading of this submission's answer.md (cached per file content)."""
-    return rubric.assess_file(RUBRIC_PATH, answer_path(submission), course_root())
+def answer_text(submission) -> str:
+    """The text of this submission's answer.md (at most ``MAX_BYTES`` bytes are read, as the judge does)."""
+    with open(answer_path(submission), "rb") as f:
+        return read_text(f.read(MAX_BYTES))
+
+
+def template_text() -> str:
+    return TEMPLATE.read_text(encoding="utf-8")
 
 
 def record(request, feedback: str, details: dict | None = None) -> None:
-    """Attach feedback (and details) to a *passing* check, as pytest user properties of the test item.
-
-    The plugin keeps ``feedback``/``details`` only for failures (``CheckFailure``); lifting these
-    properties into passing results is a small plugin change (see the exercise-1 notes).
-    """
+    """Attach feedback (and details) to a *passing* check, as pytest user properties of the test item."""
     request.node.user_properties.append(("feedback", feedback))
     if details:
         request.node.user_properties.append(("details", details))
@@ -46,48 +44,3 @@ def record(request, feedback: str, details: dict | None = None) -> None:
 def quote(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return f'"{text if len(text) <= limit else text[:limit - 1] + "…"}"'
-
-
-def concept_check(line: rubric.Line):
-    """The check of one rubric line: passes when the line's evidence is found (and counted)."""
-
-    def check(submission, request):
-        a = assess(submission)
-        r = a.lines[line.id]
-        details = {"rubric_line": line.id, "question": line.question, "evidence": r.quotes}
-        found = " + ".join(quote(q) for q in r.quotes)
-        if r.counted:
-            record(request, f"Earned by: {found}", details)
-            return
-        if r.earned:
-            raise CheckFailure(
-                f"Found ({found}), but not counted: {a.cap_reason}, so at most "
-                f"{RUBRIC.cap_points:g} of {RUBRIC.max_total:g} points are given.", details=details)
-        if r.quotes:
-            raise CheckFailure(f"Only part of it: {found}; missing: {', '.join(r.missing_parts)}.",
-                               details=details)
-        raise CheckFailure("Not found in your answer.", details=details)
-
-    check.__name__ = check.__qualname__ = f"test_{line.id}"
-    check.__doc__ = line.concept
-    return pytest.mark.check(points=line.points, hint=line.hint, depends=[FILE_GATE])(check)
-
-
-def misconception_check(m: rubric.Misconception):
-    """Passes when a substantive answer that talks about the topic does not make the misconception."""
-
-    def check(submission, request):
-        a = assess(submission)
-        r = a.misconceptions[m.id]
-        if not r.applies:
-            pytest.skip(f"not checked: your answer earns no point on question {m.question} "
-                        f"({RUBRIC.questions.get(m.question, '')}), so there is nothing to check")
-        details = {"misconception": m.id, "question": m.question, "evidence": [r.quote] if r.quote else []}
-        if r.found:
-            raise CheckFailure(f"Your answer says: {quote(r.quote)}", diagnosis=f"misconception: {m.statement}",
-                               details=details)
-        record(request, "Your answer does not say this.", details)
-
-    check.__name__ = check.__qualname__ = f"test_no_{m.id}"
-    check.__doc__ = f"No misconception: {m.statement}."
-    return pytest.mark.check(points=m.points, hint=m.hint, depends=[SUBSTANTIVE_GATE])(check)

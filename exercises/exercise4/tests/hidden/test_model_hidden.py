@@ -3,12 +3,14 @@
 Truth: the reference torch block (tests/reference.py, stock ``nn.MultiheadAttention``, ``nn.LayerNorm``
 and the exact GELU) with the same random weights, float64, 1e-6. Shapes cover the cases that hide
 classic bugs (DESIGN.md): one head, n_heads = d_model / 2, T = 1, B = 1, d_model not a power of two,
-inputs scaled x100 (where an un-normalised stream shows). And whether a person should also read the
-explanation (0 points; the judge lifts ``details["needs_review"]`` into the result).
+inputs scaled x100 (where an un-normalised stream shows). The explanation, graded by its rubric (one check
+per concept and per misconception, tests/hidden/explanation.py), and whether a person should also read it
+(0 points; the judge lifts ``details["needs_review"]`` into the result).
 """
 import pytest
 
-from exercises.exercise4.tests.checks import MODE_CHECKS, MODE_WORDS, assess, check_block, record
+from exercises.exercise4.tests.checks import MODE_CHECKS, MODE_WORDS, check_block, record
+from exercises.exercise4.tests.hidden.explanation import RUBRIC, assess, concept_check, misconception_check
 from grader.plugin import CheckFailure
 
 # (B, T, d_model, n_heads, input scale): T never equals n_heads.
@@ -41,12 +43,20 @@ for _mode in MODE_CHECKS:
 del _mode
 
 
+for _line in RUBRIC.lines:
+    globals()[f"test_explains_{_line.id}"] = concept_check(_line)
+for _m in RUBRIC.misconceptions:
+    globals()[f"test_no_{_m.id}"] = misconception_check(_m)
+del _line, _m
+
+
 @pytest.mark.check(points=0, depends=["test_report_file"],
                    hint="Nothing to fix here: it only means that a person checks the automatic grade.")
 def test_explanation_grade_is_clear_cut(submission, request):
     """The automatic grade of the explanation is clear-cut (no person needs to read it)."""
     a = assess(submission)
+    details = {"needs_review": list(a.needs_review), "total": a.total, "confidence": round(a.confidence, 3)}
     if a.needs_review:
-        raise CheckFailure("A person will also read your explanation: " + "; ".join(a.needs_review) + ".",
-                           details={"needs_review": list(a.needs_review), "total": a.total})
-    record(request, f"Automatic total {a.total:g}/{a.max_total:g}, away from the pass mark.")
+        raise CheckFailure(f"A person will also read your explanation (confidence of the automatic grade "
+                           f"{a.confidence:.2f}): " + "; ".join(a.needs_review) + ".", details=details)
+    record(request, f"Automatic total {a.total:g}/{a.max_total:g}, confidence {a.confidence:.2f}.", details)
