@@ -28,9 +28,10 @@ from .executors import local
 from .executors.grading import Outcome, Task, output_files, write_outputs
 from .gradebook import Gradebook, _cell
 from .lms import Submission
-from .overrides import apply_overrides, check_before_grading, load_overrides
+from .overrides import apply_overrides, check_before_grading, load_overrides, resolve_targets
 from .report import write_atomic
 from .results import SubmissionResult
+from .rubric import groups as review
 
 def _remove_stale_scratch() -> None:
     """Remove what batches killed with SIGKILL left in the temp folder (workers' scratch folders,
@@ -138,11 +139,16 @@ def _run_found(exercise: exercises.Exercise, found: lms.Found, out: Path, *, job
         threading.Thread(target=_load_plotting_once_grading, args=(progress,), name="load-matplotlib",
                          daemon=True).start()
         wind_down = _grade_all(todo, exercise.name, out, book, jobs, budget, progress, scheduler, allow_unisolated)
+        texts = review.answer_texts(exercise, students)  # the answers' texts, for the review groups
         if decisions:
-            _merge_overrides(book, out, decisions)
+            try:  # an unknown group is known only now: its error must not leave the workers running
+                _merge_overrides(book, out, decisions, texts)
+            except BaseException:
+                wind_down()
+                raise
         book.write_csv(out / "grades.csv")
         rows = book.rows()
-        write_atomic(out / "index.html", overview.render(exercise, rows))
+        write_atomic(out / "index.html", overview.render(exercise, rows, review.review_groups(rows, texts)))
         for row in rows:  # what needs the instructor's eye, once, at the end
             if row["status"] != "graded":
                 click.echo(f"{row['status']}: {row['student']!r}: {row['error'][:300]}")
@@ -191,9 +197,12 @@ def _write_outputs(out: Path, student: str, result: SubmissionResult) -> None:
     write_outputs(out, output_files(student, result))
 
 
-def _merge_overrides(book: Gradebook, out: Path, decisions: dict) -> None:
-    """Apply the instructor's decisions to the graded rows and rewrite those students' outputs."""
+def _merge_overrides(book: Gradebook, out: Path, decisions: dict, texts: dict[str, str]) -> None:
+    """Apply the instructor's decisions to the graded rows and rewrite those students' outputs; group
+    rows are resolved against the batch's review groups (computed from ``texts``, the answers)."""
     rows = {r["student"]: r for r in book.rows()}
+    groups = review.members_by_id(review.review_groups(list(rows.values()), texts))
+    decisions = resolve_targets(decisions, set(rows), groups)
     unknown = sorted(set(decisions) - set(rows))
     if unknown:
         click.echo(f"Overrides name students not in this batch: {', '.join(unknown)}", err=True)

@@ -143,7 +143,8 @@ class Gradebook:
         return out
 
     def write_csv(self, path: Path) -> Path:
-        """``grades.csv``: student, score, max_score, points per check, needs_review, error, status.
+        """``grades.csv``: student, score, max_score, points per check, needs_review, error, status, and, when
+        an instructor's override was merged, overrides (each decision: ``check = points (group G-...): comment``).
 
         ``score`` is blank unless the status is ``graded``: a refused submission or a grader error has
         no grade (never 0); ``error`` says why. A grader error's checks that ran keep their points.
@@ -158,14 +159,25 @@ class Gradebook:
         known_max = max((r["max_score"] for r in rows if r["result"]), default=0.0)
         fh = io.StringIO(newline="")
         writer = csv.writer(fh)
-        writer.writerow(["student", "score", "max_score", *checks, "needs_review", "error", "status"])
+        decided = any(c.override is not None for r in rows for c in (r["result"].checks if r["result"] else []))
+        writer.writerow(["student", "score", "max_score", *checks, "needs_review", "error", "status",
+                         *(["overrides"] if decided else [])])
         for row in rows:
             points = {c.name: c.points for c in row["result"].checks} if row["result"] else {}
             score = f"{row['score']:g}" if row["status"] == "graded" else ""
             writer.writerow([_cell(row["student"]), score, f"{row['max_score'] or known_max:g}",
                              *(f"{points[c]:g}" if c in points else "" for c in checks),
-                             _cell(row["needs_review"]), _cell(row["error"]), row["status"]])
+                             _cell(row["needs_review"]), _cell(row["error"]), row["status"],
+                             *([_cell(_overrides_cell(row["result"]))] if decided else [])])
         return write_atomic(path, fh.getvalue())
+
+
+def _overrides_cell(result: SubmissionResult | None) -> str:
+    """The instructor's decisions on ``result``'s checks, one ``check = points (group G-...): comment`` each."""
+    return " | ".join(f"{c.name} = {c.override['points']:g}"
+                      + (f" (group {c.override['group']})" if c.override.get("group") else "")
+                      + f": {c.override.get('comment', '')}"
+                      for c in (result.checks if result else []) if c.override is not None)
 
 
 def _cell(text: str) -> str:

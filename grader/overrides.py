@@ -1,4 +1,4 @@
-"""Instructor overrides: a person's decision on one check of one student, with the reason.
+"""Instructor overrides: a person's decision on one check of one student (or of a group), with the reason.
 
 An overrides file is CSV (it opens in any spreadsheet), one row per student and check::
 
@@ -7,15 +7,22 @@ An overrides file is CSV (it opens in any spreadsheet), one row per student and 
     ada,concat_w_o,1,"'glued together and blended by one more linear layer' is concat + W_O"
     bob,test_no_heads_split_tokens,0,"says each head reads 'its share of the sentence'"
 
-- ``student``: the submission folder's name (``submissions/ada`` -> ``ada``);
+- ``student``: the submission folder's name (``submissions/ada`` -> ``ada``); in a batch, also a list
+  of students separated by ``;`` (``ada; bob; cy``: the same decision for each; an id that itself holds
+  a ``;`` is taken whole when the batch has that student);
 - ``check``: the check's name as in the report (``test_concat_w_o``), or a rubric line's id
   (``concat_w_o``, the same check without ``test_``);
 - ``points``: what the check is worth for this student, from 0 to the check's maximum;
-- ``comment``: why; required, and shown next to the points.
+- ``comment``: why; required, and shown next to the points;
+- ``group`` (optional column): a review group of the batch's class overview (``G-3f9a2c01``, see
+  :mod:`grader.rubric.groups`) instead of a student: the decision applies to every member. A row names a
+  student or a group, not both. A student's own row for the same check wins over its group's row.
 
 :func:`load_overrides` reads a file (every mistake is reported with the file and the line);
+:func:`resolve_targets` turns group and list rows into one row per student against the batch's groups;
 :func:`apply_overrides` sets :attr:`CheckResult.override <grader.results.CheckResult.override>`,
-which replaces the automatic points in the score, the gradebook and the report.
+which replaces the automatic points in the score, the gradebook and the report (a group's decision
+also records ``"group"``, so both show where it came from).
 """
 from __future__ import annotations
 
@@ -29,6 +36,8 @@ from .errors import InputError
 from .results import CheckResult, SubmissionResult
 
 COLUMNS = ("student", "check", "points", "comment")
+#: Key of a group's rows in :func:`load_overrides`' result: a control character no student id holds.
+GROUP_KEY = "\x1dgroup "
 
 
 class OverrideError(InputError):
@@ -37,7 +46,8 @@ class OverrideError(InputError):
 
 @dataclass(frozen=True)
 class Override:
-    """One row: ``points`` for ``check`` of ``student``, because ``comment``."""
+    """One row: ``points`` for ``check`` of ``student``, because ``comment``; ``group``: the review group
+    the row named (then ``student`` is empty until :func:`resolve_targets` gives one row per member)."""
 
     student: str
     check: str
@@ -45,6 +55,7 @@ class Override:
     comment: str
     source: str = ""  # the file
     line: int = 0  # its line number (1-based)
+    group: str = ""
 
     @property
     def where(self) -> str:
@@ -52,11 +63,13 @@ class Override:
 
 
 def load_overrides(path: Path) -> dict[str, list[Override]]:
-    """Read an overrides CSV file: student name -> that student's overrides, in file order.
+    """Read an overrides CSV file: student name (or list, as written) -> its overrides, in file order;
+    a group's rows under ``GROUP_KEY + group id``.
 
     Raises:
-        OverrideError: unreadable file, missing columns, an empty student or check, points that are
-            not a number or negative, an empty comment, or the same student and check twice.
+        OverrideError: unreadable file, missing columns, a row without a check or without a student
+            or group (or with both), points that are not a number or negative, an empty comment, or the
+            same student (group) and check twice.
     """
     path = Path(path)
     try:
@@ -82,9 +95,12 @@ def load_overrides(path: Path) -> dict[str, list[Override]]:
             continue
         cells = dict(zip(header, (cell.strip() for cell in row)))
         where = f"{path} line {line}"
-        student, check = cells.get("student", ""), cells.get("check", "")
-        if not student or not check:
-            raise OverrideError(f"{where}: every row needs a student and a check")
+        student, check, group = cells.get("student", ""), cells.get("check", ""), cells.get("group", "")
+        if student and group:
+            raise OverrideError(f"{where}: name a student or a group, not both (student {student!r}, "
+                                f"group {group!r})")
+        if not (student or group) or not check:
+            raise OverrideError(f"{where}: every row needs a student (or a group) and a check")
         try:
             points = float(cells.get("points", ""))
         except ValueError:
@@ -94,12 +110,14 @@ def load_overrides(path: Path) -> dict[str, list[Override]]:
         comment = cells.get("comment", "")
         if not comment:
             raise OverrideError(f"{where}: a comment is required (say why the points were changed)")
-        key = (student, _function(check))
+        target = GROUP_KEY + group if group else student
+        key = (target, _function(check))
         if key in seen:
-            raise OverrideError(f"{where}: {student} / {check} is overridden twice (also on line {seen[key]})")
+            raise OverrideError(f"{where}: {'group ' + group if group else student} / {check} is overridden "
+                                f"twice (also on line {seen[key]})")
         seen[key] = line
-        out.setdefault(student, []).append(
-            Override(student, check, points, comment, source=str(path), line=line))
+        out.setdefault(target, []).append(
+            Override(student, check, points, comment, source=str(path), line=line, group=group))
     if header is None:
         raise OverrideError(f"{path}: empty; the first row must be the header {','.join(COLUMNS)}")
     return out
@@ -152,8 +170,59 @@ def apply_overrides(result: SubmissionResult, overrides_for_student: list[Overri
                                 f"{check.max_points:g}")
         planned.append((check, o))
     for check, o in planned:
-        check.override = {"points": o.points, "comment": o.comment}
+        check.override = {"points": o.points, "comment": o.comment, **({"group": o.group} if o.group else {})}
     return result
+
+
+def resolve_targets(decisions: dict[str, list[Override]], students: set[str],
+                    groups: dict[str, list[str]]) -> dict[str, list[Override]]:
+    """One entry per student: group rows given to each member of the group, list rows (``ada; bob``) to
+    each student listed. A student's own row for a check wins over a group's or a list's row for it.
+
+    Args:
+        decisions: :func:`load_overrides`' result.
+        students: the students of the batch (a key that is one of them is never split at ``;``).
+        groups: group id -> members, the batch's review groups
+            (:func:`grader.rubric.groups.members_by_id`).
+
+    Returns:
+        student -> rows (a group's rows carry ``group``); students not in the batch are kept (the
+        caller reports them).
+
+    Raises:
+        OverrideError: a row names a group the batch does not have (the known groups are listed), or
+            two group/list rows give the same student's check (both lines named).
+    """
+    own: dict[str, list[Override]] = {}
+    shared: dict[str, list[Override]] = {}
+    for target, rows in decisions.items():
+        if target.startswith(GROUP_KEY):
+            gid = target[len(GROUP_KEY):]
+            if gid not in groups:
+                known = ", ".join(sorted(groups)) or "none (this exercise has no review groups)"
+                raise OverrideError(f"{rows[0].where}: no review group {gid!r} in this batch; "
+                                    f"known groups: {known}")
+            for member in groups[gid]:
+                shared.setdefault(member, []).extend(dataclasses.replace(o, student=member) for o in rows)
+        elif target not in students and ";" in target:
+            for member in (s.strip() for s in target.split(";")):
+                if member:
+                    shared.setdefault(member, []).extend(dataclasses.replace(o, student=member) for o in rows)
+        else:
+            own.setdefault(target, []).extend(rows)
+    out = {s: list(rows) for s, rows in own.items()}
+    for student, rows in shared.items():
+        taken = {_function(o.check) for o in own.get(student, [])}
+        first: dict[str, Override] = {}
+        for o in rows:
+            check = _function(o.check)
+            if check in first:
+                raise OverrideError(f"{o.where}: {student} / {o.check} is also given on line "
+                                    f"{first[check].line}; keep one of the two rows")
+            first[check] = o
+            if check not in taken:
+                out.setdefault(student, []).append(o)
+    return out
 
 
 def check_before_grading(decisions: dict[str, list[Override]], exercise: str, checks: list[CheckResult]) -> None:
