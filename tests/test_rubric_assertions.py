@@ -240,3 +240,20 @@ def test_undoing_the_denials_earns_the_lines_again():
     assert {"heads_parallel", "own_qkv", "mlp_per_token"} <= earned
     assert "head_width" not in earned and "residual" not in earned  # still attributed / asked
     assert not any(v.found for v in a.misconceptions.values())
+
+
+def test_a_paragraph_vouches_only_for_sentences_with_a_domain_word_of_their_own():
+    assert "own_qkv" in lines_earned("Attention mixes the tokens. Each head has its own weights.")
+    assert lines_earned("Attention mixes the tokens. The farmer is proud. The head chef has his own keys.") == set()
+    assert "stacked" not in lines_earned("The farmer stacks blocks. The residual of the soup is normalised.")
+    assert "stacked" in lines_earned("Attention mixes the tokens. The blocks are stacked.")
+
+
+def test_a_domain_word_in_another_sense_makes_weak_words_no_anchor():
+    assert topical(N("Each head of lettuce has its own weights and keys.")) == "off-topic"
+    assert topical(N("Each head of the model has its own weights and keys.")) == "domain"
+
+
+def test_a_question_answered_by_the_next_sentence_gives_it_its_topic():
+    assert "stacked" in lines_earned("How do blocks make a model? They are stacked, 24 of them in BERT-large.")
+    assert "stacked" not in lines_earned("Are the transformer blocks stacked? No, they are not.")

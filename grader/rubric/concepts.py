@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .assertions import Clause, Cue, asserted, clauses
 from .model import Evidence
 from .sentences import Unit
-from .topic import mapped, misused, topical
+from .topic import anchored, mapped, misused, topical
 
 
 @dataclass
@@ -98,11 +98,14 @@ def _in_domain(scope: tuple[Unit, ...], text: str, combo, units_: list[Unit], in
     """The matched words are meant in the lesson's sense (see :mod:`.topic`)."""
     if any(misused(text, s, e) for s, e in combo):
         return False
-    if any(topical(u.norm) == "domain" or (topical(u.norm) == "analogy" and mapped(u.norm)) for u in scope):
+    beyond, some = anchored(text, list(combo))
+    if beyond or any(topical(u.norm) == "analogy" and mapped(u.norm) for u in scope):
         return True
     first, last = index[id(scope[0])], index[id(scope[-1])]
     near = [v for v in units_ if v.block == scope[0].block] + units_[max(first - 1, 0):last + 2]
-    return any(v.section == scope[0].section and topical(v.norm) == "domain" for v in near)
+    # a keyword-list item is a fragment: its list (capped anyway) vouches for it
+    return (some or scope[0].list_item) and any(v.section == scope[0].section and v not in scope and topical(v.norm) == "domain"
+                        for v in near)
 
 
 def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> Hit | None:

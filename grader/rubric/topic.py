@@ -10,13 +10,17 @@ Two general rules decide, with no list of foreign words:
    word and not a verb form ("head **chef**", "head **teacher**"; "head attends", "head computes",
    "head dimension" are fine).
 2. *Anchored.* A sentence is ``domain`` when it has a strong anchor (attention, token, embedding,
-   transformer, d_model, softmax, query, GPT, BERT, MLP, gradient, ...) or two weak ones (head, layer,
-   block, residual, model, weights, keys, values, mask, ...), none of them bound to a foreign noun;
+   transformer, d_model, softmax, query, MLP, gradient, ...) or two weak ones (head, layer, block,
+   residual, model, weights, keys, values, mask, GPT, BERT, ...), none of them bound to a foreign noun
+   (and, for weak ones, none other in the sentence either: "each head of lettuce has its own weights
+   and keys" is not made domain by "weights" and "keys");
    ``analogy`` when it speaks of the lesson's picture (a person, team, lawyer, reviewer, contract, notes);
    else ``off-topic``. An analogy sentence counts for a concept only when it maps the picture onto the
    model ("each person is a head"): :func:`mapped`.
 
-:func:`topical` gives the flag of one sentence, :func:`off_topic_share` the share of an answer's words in
+:func:`anchored` says whether a match has anchors beyond its own words (a match without them needs a
+domain sentence in its paragraph and at least one domain word of its own), :func:`topical` gives the flag
+of one sentence, :func:`off_topic_share` the share of an answer's words in
 off-topic sentences (for review routing), :func:`foreign` whether a matched word is used in another sense.
 """
 from __future__ import annotations
@@ -28,12 +32,12 @@ from .read import FUNCTION_WORDS, words
 
 _STRONG = re.compile(
     r"\b(?:(?:self-|multi-head |masked )?attention|attends?|attending|attended|transformers?|tokens?|embeddings?|"
-    r"d_model|d_k|d_v|d_head|softmax|quer(?:y|ies)|gpt\S*|bert\S*|mlps?|ffns?|feed-?forward|w_?[oqkv]|w_i_[qkv]|"
+    r"d_model|d_k|d_v|d_head|softmax|quer(?:y|ies)|mlps?|ffns?|feed-?forward|w_?[oqkv]|w_i_[qkv]|"
     r"layer ?norm\w*|encoders?|decoders?|logits?|gradients?|backprop\w*|concatenat\w*|vectors?|matri(?:x|ces)|"
     r"subspaces?|multi-head|qkv|causal\w*|bidirectional|unigrams?|bigrams?|learning rate|warm-?ups?|"
     r"post-?norm|pre-?norm|head_i|head_\d+|positional)\b")
 _WEAK = re.compile(
-    r"\b(?:heads?|layers?|blocks?|residuals?|models?|weights?|keys?|values?|projections?|masks?|masked|norms?|"
+    r"\b(?:gpt\S*|bert\S*|heads?|layers?|blocks?|residuals?|models?|weights?|keys?|values?|projections?|masks?|masked|norms?|"
     r"networks?|neural|training|trained|parameters?|positions?|sequences?|dimensions?|width|outputs?|inputs?|"
     r"skip|stream|loss|sublayers?|sub-layers?|linear|normali[sz]\w*|compute|flops)\b")
 _PICTURE = re.compile(
@@ -85,10 +89,30 @@ def _anchors(text: str, pattern: re.Pattern) -> list[re.Match]:
     return [m for m in pattern.finditer(text) if not foreign(text, m.start(), m.end())]
 
 
+def anchored(text: str, spans: list[tuple[int, int]]) -> tuple[bool, bool]:
+    """Whether ``text`` is anchored in the domain (a strong anchor, or two weak ones of which one lies beyond
+    the matched ``spans``), and whether it has any domain word at all.
+
+    Weak words do not vouch for themselves: in "the farmer stacks blocks" only the matched "blocks" is
+    a domain word.
+    """
+    def outside(m: re.Match) -> bool:
+        return not any(s < m.end() and m.start() < e for s, e in spans)
+
+    strong, weak = _anchors(text, _STRONG), _anchors(text, _WEAK)
+    beyond = bool(strong) or (len(weak) >= 2 and any(map(outside, weak)) and not _misuses(text))
+    return beyond, bool(strong or weak)
+
+
+def _misuses(text: str) -> bool:
+    """A domain word bound to a foreign noun: then weak words alone do not make the text domain."""
+    return bool(misused(text, 0, len(text)))
+
+
 @lru_cache(maxsize=4096)
 def topical(sentence: str) -> str:
     """``"domain"``, ``"analogy"`` or ``"off-topic"`` for one normalised sentence (see the module docstring)."""
-    if _anchors(sentence, _STRONG) or len(_anchors(sentence, _WEAK)) >= 2:
+    if _anchors(sentence, _STRONG) or (len(_anchors(sentence, _WEAK)) >= 2 and not _misuses(sentence)):
         return "domain"
     if _PICTURE.search(sentence):
         return "analogy"
