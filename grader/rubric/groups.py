@@ -147,10 +147,10 @@ def grade_vector(result: SubmissionResult, kinds: dict[str, tuple[str, str]]) ->
     return tuple(out)
 
 
-def hamming(a: Vector, b: Vector) -> int:
-    """Entries in which two vectors differ (an entry only one of them has counts as different)."""
-    da, db = dict(a), dict(b)
-    return sum(da.get(k) != db.get(k) for k in set(da) | set(db))
+def hamming(a: Vector | dict, b: Vector | dict) -> int:
+    """Entries in which two vectors (or their dicts) differ (an entry only one of them has counts as different)."""
+    da, db = (x if isinstance(x, dict) else dict(x) for x in (a, b))
+    return sum(da.get(k) != db.get(k) for k in da.keys() | db.keys())
 
 
 def group_id(key: Vector) -> str:
@@ -224,6 +224,7 @@ def review_groups(rows: list[dict], texts: dict[str, str], near: float = NEAR) -
         return []
     students = sorted(graded)
     vectors = {s: grade_vector(graded[s], kinds) for s in students}
+    as_dicts = {s: dict(v) for s, v in vectors.items()}
     counts = {s: content_counts(texts.get(s, "")) for s in students}
     parent = {s: s for s in students}
 
@@ -236,7 +237,7 @@ def review_groups(rows: list[dict], texts: dict[str, str], near: float = NEAR) -
     sims: dict[tuple[str, str], float] = {}
     for i, a in enumerate(students):
         for b in students[i + 1:]:
-            distance = hamming(vectors[a], vectors[b])
+            distance = 0 if vectors[a] == vectors[b] else hamming(as_dicts[a], as_dicts[b])
             if distance > 1:
                 continue
             sims[a, b] = sims[b, a] = cosine(counts[a], counts[b])
