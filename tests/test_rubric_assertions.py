@@ -257,3 +257,33 @@ def test_a_domain_word_in_another_sense_makes_weak_words_no_anchor():
 def test_a_question_answered_by_the_next_sentence_gives_it_its_topic():
     assert "stacked" in lines_earned("How do blocks make a model? They are stacked, 24 of them in BERT-large.")
     assert "stacked" not in lines_earned("Are the transformer blocks stacked? No, they are not.")
+
+
+def test_a_negated_predicate_leaves_its_subject_to_what_follows():
+    assert "heads_parallel" in lines_earned("In attention, the heads do not run one after another but in parallel.")
+    assert "heads_parallel" not in lines_earned("In attention, the heads do not run in parallel but one after another.")
+    assert misconceptions_found("The heads do not split the tokens but the width d_model.") == set()
+
+
+def test_without_and_instead_of_negate_only_their_phrase():
+    assert "bert_bidirectional" in lines_earned("BERT attends to every token without any causal mask.")
+    assert "heads_parallel" in lines_earned("In attention, heads run in parallel instead of one after another.")
+    assert "heads_parallel" not in lines_earned("In attention, heads run one after another instead of in parallel.")
+    assert "mlp_per_token" in lines_earned("The MLP, which does not mix tokens, is applied to each token separately.")
+
+
+def test_a_general_rule_asserts_its_antecedent_a_counterfactual_does_not():
+    assert "cost_one_head" in lines_earned("If you add more heads, the total cost stays about the same as one full-width head.")
+    assert misconceptions_found("If you add more heads, the compute of the layer grows 12 times.") == {"heads_cost_more"}
+    assert misconceptions_found("If you added more heads, the compute of the layer would grow 12 times.") == set()
+
+
+def test_exercise4_uses_the_same_scope_rules():
+    r4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
+
+    def earned(text):
+        return {k for k, v in rubric.evaluate(r4, text).lines.items() if v.earned}
+
+    assert "whole_signal" in earned("Without residuals, every block must transform the whole signal, so what a "
+                                    "block does not pass on is lost.")
+    assert "whole_signal" not in earned("I doubt that without residuals every block's output replaces its input.")

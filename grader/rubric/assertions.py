@@ -9,7 +9,10 @@ with a ``stance`` and the cues that gave it:
 ``negated``
     a negation whose scope covers the clause. Scope is the clause, not a window of words:
     - a verbal negation (not, never, nor, neither, nobody, no one, none, nothing, "no" opening the clause)
-      covers its whole sub-clause: "the heads do *not* split the tokens between them";
+      covers its sub-clause from the cue on: "the heads do *not split the tokens between them*". The
+      subject before it is not denied: it may serve what follows ("the heads do not run one after
+      another but in parallel" asserts "the heads ... in parallel"); evidence whose other piece is in
+      the negated predicate is denied all the same;
     - a negation before a "that"/"whether" complement covers the complement too:
       "the paper does *not* say that heads run one after another";
     - "no", "without", "instead of", "rather than" inside a clause cover only their noun phrase:
@@ -188,10 +191,10 @@ def _negations(text: str, seg: tuple[int, int], subs: list[tuple[int, int]]) -> 
             sub = next(s for s in subs if s[0] <= m.start() < s[1])
             opens = not text[sub[0]:m.start()].strip(" ,(-")
             if verbal or (m.group(0) == "no" and opens):
-                scope = sub
+                scope = (m.start(), sub[1])  # the predicate; the subject before it is shared with what follows
                 after = text[sub[1]:seg[1]].lstrip(" ,")
                 if re.match(r"(?:that|whether|if)\b", after):  # a negated matrix clause governs its complement
-                    scope = (sub[0], seg[1])
+                    scope = (m.start(), seg[1])
             else:
                 word = re.match(r"\S+", text[m.end():sub[1]].lstrip())
                 scope = (m.start(), _np_end(text, m.end(), sub[1]) if word else m.end())
