@@ -67,6 +67,7 @@ _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg
 JUDGE_ONLY = {
     "exercise1": (
         "rubric.toml",         # the rubric's patterns: the bundle has the README's prose and the form checks
+        "copy_sources",        # the texts a copy would come from (the lesson's sample answer)
     ),
     "exercise2": (
         "tests/reference.py",  # torch's counts, hidden constants too: public checks use stored_counts.toml
@@ -80,6 +81,7 @@ JUDGE_ONLY = {
         "calibrate.py",        # measures them (on the reference solution by default)
         "calibration",         # the measurements themselves (JSON)
         "rubric.toml",         # the explanation's rubric (patterns): public checks see its form only
+        "copy_sources",        # the texts a copy would come from (the lesson's sample explanation)
     ),
 }
 

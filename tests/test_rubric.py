@@ -85,19 +85,21 @@ def test_length_problems_are_said():
     assert not a.lines["gpt_causal"].earned  # after word 1200: not read
 
 
-def test_copied_answers_are_capped_at_half_marks_and_flagged():
+def test_copied_answers_keep_no_points_and_are_flagged():
+    # Copying scales the concept points with the copied share (tests/test_rubric_copying.py): a whole copy keeps none.
     sample = (ROOT / "solutions" / "exercise1" / "answer.md").read_text(encoding="utf-8")
     a = rubric.evaluate(RUBRIC, sample, copy_sources={"sample": sample})
-    assert a.copy_overlap == 1.0 and a.total == RUBRIC.cap_points == 8
-    assert sum(r.earned for r in a.lines.values()) == 14 and sum(r.counted for r in a.lines.values()) == 8
+    assert a.copy_overlap == 1.0 and a.copy_factor == 0.0 and a.total == 0
+    assert sum(r.earned for r in a.lines.values()) == 14 and sum(r.counted for r in a.lines.values()) == 0
     assert any("copied from sample" in r for r in a.needs_review)
     assert rubric.evaluate(RUBRIC, sample).total == 17  # not a copy of anything given
 
 
 def test_the_reference_is_not_compared_with_itself():
     reference = ROOT / "solutions" / "exercise1" / "answer.md"
-    assert rubric.copy_sources_for(RUBRIC, ROOT, reference) == {}
-    assert list(rubric.copy_sources_for(RUBRIC, ROOT, ROOT / "elsewhere.md")) == ["solutions/exercise1/answer.md"]
+    assert list(rubric.copy_sources_for(RUBRIC, ROOT, reference)) == ["the rubric"]
+    assert list(rubric.copy_sources_for(RUBRIC, ROOT, ROOT / "elsewhere.md")) == ["solutions/exercise1/answer.md",
+                                                                                 "the rubric"]
 
 
 def test_bad_rubric_files_name_the_file_and_the_entry(tmp_path):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 import unicodedata
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .concepts import Hit, find
-from .copying import copy_overlap
+from .copying import Passage, judge_copy, plain_text, rubric_text
 from .model import Rubric, load
 from .read import blocks, function_share, read_text, words
 from .review import route
@@ -54,13 +55,20 @@ class Assessment:
     problems: list[str]  # why the answer is not substantive (empty, too short, keyword list, copied, ...)
     notes: list[str]  # said to the student, not held against them (e.g. "only the first 1200 words were read")
     cap_reason: str  # "" when no cap applies
-    copy_overlap: float
-    copy_source: str
+    copy_overlap: float  # share of the answer's content words found in copy_source, in [0, 1] (.copying)
+    copy_source: str  # "" when nothing was compared; "the rubric" for the rubric's own phrases
     needs_review: list[str]
     total: float
     max_total: float
     seconds: float
     confidence: float = 1.0  # 1 - the largest penalty of the review reasons (.review explains it)
+    copy_passages: list[Passage] = field(default_factory=list)  # (answer span, source span) pairs, for display
+    copy_factor: float = 1.0  # share of the concept points kept for copying (rubric.toml [copying])
+    cap_points: float = 0.0  # most points counted ( = max_total when no cap applies)
+
+    @property
+    def copy_share(self) -> float:
+        return self.copy_overlap
 
     @property
     def substantive(self) -> bool:
@@ -130,18 +138,24 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
         problems.append(reason)
         cap_reason = reason
         review.append(f"mostly keywords ({prose_share:.0%} of the words in sentences): check the cap")
-    overlap, source = copy_overlap(body, copy_sources or {}, rubric.ngram)
-    if overlap >= rubric.copied:
-        reason = f"the answer is mostly copied from {source} ({overlap:.0%} of its {rubric.ngram}-word phrases)"
-        problems.append(reason)
-        cap_reason = cap_reason or reason
-        review.append(f"copied from {source} ({overlap:.0%} of {rubric.ngram}-word phrases)")
-    elif overlap >= rubric.copy_review:
-        review.append(f"partly copied from {source} ({overlap:.0%} of {rubric.ngram}-word phrases)")
-
-    if cap_reason:  # count earned lines in rubric order up to the cap
-        budget = rubric.cap_points
-        for line in rubric.lines:
+    # Copying: the concept points scale down with the copied share (no cliff); from `review` on, flagged
+    # and no misconception points (a problem). Lines earned in copied passages are the first not counted.
+    plain = plain_text(markdown)
+    copied = judge_copy(rubric.copying, plain, copy_sources or {})
+    overlap, source = copied.match.share, copied.match.source
+    problems += [copied.problem] if copied.problem else []
+    notes += [copied.note] if copied.note else []
+    review += [copied.review] if copied.review else []
+    earned_points = sum(x.points for x in rubric.lines if lines[x.id].earned)
+    budget = rubric.cap_points if cap_reason else rubric.max_total
+    copy_budget = math.floor(earned_points * copied.factor + 0.5 + 1e-9)
+    if copy_budget < min(budget, earned_points):
+        budget, cap_reason = copy_budget, cap_reason or copied.problem or copied.note
+    cap_points = budget if cap_reason else rubric.max_total
+    if cap_reason:  # count earned lines up to the cap: own words first, then those in copied passages
+        spans = [(p.answer_start, p.answer_end) for p in copied.match.passages]
+        order = sorted(rubric.lines, key=lambda x: _in_passages(lines[x.id].quotes, plain, spans))
+        for line in order:
             result = lines[line.id]
             if result.earned:
                 result.counted = budget >= line.points
@@ -151,7 +165,8 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     assessment = Assessment(
         words=n_words, prose_share=prose_share, lines=lines, misconceptions=misconceptions, problems=problems,
         notes=notes, cap_reason=cap_reason, copy_overlap=overlap, copy_source=source, needs_review=review,
-        total=0.0, max_total=rubric.max_total, seconds=0.0)
+        total=0.0, max_total=rubric.max_total, seconds=0.0, copy_passages=copied.match.passages,
+        copy_factor=copied.factor, cap_points=cap_points)
     total += sum(m.points for m in misconceptions.values() if assessment.misconception_counts(m))
     assessment.total = total
     if abs(total - rubric.pass_mark) <= rubric.review_band and n_words:
@@ -161,6 +176,20 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     review.extend(more)
     assessment.seconds = time.perf_counter() - started
     return assessment
+
+
+def _in_passages(quotes: list[str], plain: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether every quote of a line lies mostly inside the copied spans of ``plain`` (False without quotes)."""
+    if not quotes or not spans:
+        return False
+    for q in quotes:
+        at = plain.find(q)
+        if at < 0:
+            return False
+        inside = sum(max(0, min(at + len(q), b) - max(at, a)) for a, b in spans)
+        if inside < 0.5 * len(q):
+            return False
+    return True
 
 
 def _not_english(rubric: Rubric, units_: list[Unit], n_words: int) -> str:
@@ -183,20 +212,29 @@ def _not_english(rubric: Rubric, units_: list[Unit], n_words: int) -> str:
 # --------------------------------------------------------------------------- files
 
 def copy_sources_for(rubric: Rubric, root: Path, answer: Path | None = None) -> dict[str, str]:
-    """The sample answers listed in the rubric that exist under ``root``, minus ``answer`` itself.
+    """Name -> text of every copy source: the files of ``[copying] sources`` under ``root`` (globs allowed;
+    a ``README.md`` is never a source), minus ``answer`` itself, and "the rubric" (its concept, statement and
+    hint strings) when ``rubric_source`` is on.
 
     A file is never a copy of itself, so grading the reference answer does not compare it with itself;
-    a missing source (a student's copy of the course has no solutions/) is skipped.
+    a missing source (a student's copy of the course has no solutions/) is skipped. Names are paths
+    relative to ``root``, as written in the rubric.
     """
     out = {}
+    mine = Path(answer).resolve() if answer is not None and Path(answer).exists() else None
     for rel in rubric.copy_sources:
-        path = Path(root) / rel
-        if not path.is_file():
-            continue
-        if answer is not None and answer.exists() and path.resolve() == Path(answer).resolve():
-            continue
-        out[rel] = read_text(path.read_bytes())
+        paths = sorted(Path(root).glob(rel)) if any(c in rel for c in "*?[") else [Path(root) / rel]
+        for path in paths:
+            if not path.is_file() or path.name.lower() == "readme.md" or path.resolve() == mine:
+                continue
+            out[path.relative_to(root).as_posix() if path.is_relative_to(root) else rel] = read_text(path.read_bytes())
+    if rubric.copying.rubric_source:
+        out[RUBRIC_SOURCE] = rubric_text(rubric)
     return out
+
+
+#: The name of the rubric's own phrases as a copy source.
+RUBRIC_SOURCE = "the rubric"
 
 
 @lru_cache(maxsize=32)

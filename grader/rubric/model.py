@@ -97,9 +97,7 @@ class Rubric:
     list_min_items: int
     list_max_function_share: float
     copy_sources: tuple[str, ...]
-    ngram: int
-    copied: float
-    copy_review: float
+    copying: CopySettings  # the [copying] table: method, thresholds, the points' factor (.copying)
     not_english_function_share: float
 
     @property
@@ -123,6 +121,12 @@ def _structure(path: Path) -> dict:
                 sentence_min_function_share=spec.sentence_min_function_share, list_min_items=spec.list_min_items,
                 list_max_function_share=spec.list_max_function_share,
                 not_english_function_share=spec.min_function_share)
+
+
+def _copying(table: dict, path: Path) -> CopySettings:
+    from .copying import CopySettings  # copying -> sentences -> model: imported when needed
+
+    return CopySettings.from_table(table, str(path))
 
 
 def load(path: Path) -> Rubric:
@@ -188,8 +192,7 @@ def load(path: Path) -> Rubric:
             questions={int(k): v for k, v in data.get("questions", {}).items()},
             pass_mark=float(grading["pass_mark"]), review_band=float(grading["review_band"]),
             cap=float(grading["cap"]),
-            copy_sources=tuple(copying.get("sources", ())), ngram=int(copying["ngram"]),
-            copied=float(copying["copied"]), copy_review=float(copying["review"]),
+            copy_sources=tuple(copying.get("sources", ())), copying=_copying(copying, path),
             **_structure(path),
         )
     except KeyError as exc:

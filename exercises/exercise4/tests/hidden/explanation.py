@@ -25,7 +25,7 @@ def assess(submission) -> rubric.Assessment:
     """The rubric's reading of the report's Explanation section (cached per text)."""
     text = read_report(submission).explanation
     # Compare with the sample report's explanation only: the table and the template's text are shared by all.
-    sources = tuple(sorted((k, report_md.explanation_of(v)) for k, v in
+    sources = tuple(sorted((k, report_md.explanation_of(v) or v) for k, v in  # no Explanation: the whole text
                            rubric.copy_sources_for(RUBRIC, course_root(), Path(submission.path) / REPORT).items()))
     return _assess(text, sources)
 
