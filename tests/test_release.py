@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,89 @@ def test_grade_works_in_the_release_on_public_checks(bundle, tmp_path):
     assert "exercise3: 9.5 / 9.5 points" in solved.stdout, solved.stdout + solved.stderr
     assert solved.returncode == 0
     assert (bundle / "reports" / "exercise3.html").is_file()
+
+
+# --------------------------------------------------------------------------------------------- the rubrics
+
+#: The written answers' rubrics (judge-only): their patterns would tell which words earn a point.
+RUBRICS = [ROOT / "exercises" / name / "rubric.toml" for name in ("exercise1", "exercise4")]
+#: The checks `grade exercise1` runs in the bundle: the answer's form only (exercises/exercise1/tests/public).
+EX1_FORM_CHECKS = ["test_answer_file", "test_questions_answered", "test_answer_length", "test_written_in_sentences",
+                   "test_written_in_english", "test_content_is_graded"]
+
+
+def _rubric_strings(path: Path) -> list[str]:
+    """Every regular expression a rubric holds, as written: each evidence entry's ``all``, ``unless``,
+    ``unless_near``, ``about`` and ``rivals`` (lines and misconceptions), and every ``[terms]`` value."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    out = [str(v) for v in data.get("terms", {}).values()]
+    for entry in data.get("line", []) + data.get("misconception", []):
+        for ev in entry.get("evidence", []):
+            out += ev["all"] + ev.get("unless", []) + ev.get("unless_near", [])
+            out += [ev[k] for k in ("about", "rivals") if k in ev]
+    return out
+
+
+def test_no_rubric_and_no_rubric_pattern_is_shipped(bundle):
+    """No rubric.toml in the bundle, and no shipped file (any text, the grader's code too) holds any pattern or
+    term of either rubric. The rule is checked on the rubric files themselves: it finds every string there."""
+    shipped = [p.relative_to(bundle).as_posix() for p in _released_files(bundle)]
+    assert [p for p in shipped if p.endswith("rubric.toml")] == []
+    strings = {}
+    for path in RUBRICS:
+        found = _rubric_strings(path)
+        text = path.read_text(encoding="utf-8")
+        assert len(found) >= 20 and all(s in text for s in found), path  # the rule reads the rubric as written
+        strings.update({s: path.parent.name for s in found})
+    leaked = []
+    for path in _released_files(bundle):
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        leaked += [f"{path.relative_to(bundle)}: {strings[s]} {s!r}" for s in strings if s in text]
+    assert leaked == []
+
+
+def test_judge_only_files_stay_with_the_judge(bundle):
+    for name, kept in release.JUDGE_ONLY.items():
+        for rel in kept:
+            if (ROOT / "exercises" / name / rel).exists():
+                assert not (bundle / "exercises" / name / rel).exists(), f"exercises/{name}/{rel} is in the bundle"
+    assert "rubric.toml" in release.JUDGE_ONLY["exercise1"] and "rubric.toml" in release.JUDGE_ONLY["exercise4"]
+
+
+def _grade_text(bundle, exercise: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_COURSE_ROOT"}
+    env["PYTHONPATH"] = str(bundle)
+    run = subprocess.run([sys.executable, "-c", "from grader.cli import grade_shortcut; grade_shortcut()", exercise],
+                         cwd=bundle, env=env, capture_output=True, text=True, timeout=120)
+    return run.stdout + run.stderr
+
+
+def test_exercise1_grades_its_form_only_in_the_release(bundle):
+    """`grade exercise1` in the bundle: the form checks only (0 points each), on the skeleton and on the reference
+    answer, and the student is told that the content is graded when the work is graded."""
+    work = bundle / "exercise1" / "answer.md"
+    later = "not run in your copy: what answer.md says is graded when your work is graded"
+    try:
+        skeleton = _grade_in_bundle(bundle, "exercise1")
+        assert [c["name"] for c in skeleton["checks"]] == EX1_FORM_CHECKS
+        assert (skeleton["score"], skeleton["max_score"]) == (0, 0)
+        status = {c["name"]: c["status"] for c in skeleton["checks"]}
+        assert status == {"test_answer_file": "passed", "test_questions_answered": "failed",
+                          "test_answer_length": "failed", "test_written_in_sentences": "failed",
+                          "test_written_in_english": "passed", "test_content_is_graded": "skipped"}
+        text = _grade_text(bundle, "exercise1")
+        assert "exercise1: 0 / 0 points" in text and later in text, text
+        assert "has no answer of your own" in text and "The answer is empty" in text
+        shutil.copy(ROOT / "solutions" / "exercise1" / "answer.md", work)
+        solved = _grade_in_bundle(bundle, "exercise1")
+        assert [c["name"] for c in solved["checks"]] == EX1_FORM_CHECKS
+        assert {c["name"]: c["status"] for c in solved["checks"]} == dict(
+            {n: "passed" for n in EX1_FORM_CHECKS}, test_content_is_graded="skipped")
+        assert not [c for c in solved["checks"] if c["name"].startswith("test_no_")]
+        text = _grade_text(bundle, "exercise1")
+        assert later in text and "PASS  5 other check(s) passed" in text, text
+    finally:
+        shutil.copy(ROOT / "exercises" / "exercise1" / "skeleton" / "answer.md", work)
 
 
 # --------------------------------------------------------------------------------------------- exercise 2

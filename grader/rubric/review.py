@@ -12,7 +12,7 @@ reason             penalty  when
 =================  =======  ================================================================================
 copied             0.8      mostly copied from a copy source (the copying step says so)
 other language     0.7      a paragraph (or the whole answer) does not read as English
-off-topic          0.6      over 70 % of the sentences use no term of the rubric's (nonsense or another topic)
+off-topic          0.6      over 30 % of the words in sentences on neither the model nor the picture (.topic)
 very short         0.6      fewer than ``min_words`` words, and still earns points
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
@@ -32,19 +32,20 @@ import dataclasses
 from functools import lru_cache
 from pathlib import Path
 
+from .assertions import asserted, clauses
 from .concepts import find
 from .model import Rubric
-from .read import FUNCTION_WORDS, words
 from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
+from . import topic
 
 PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "very short": 0.6, "contradiction": 0.5,
            "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "other": 0.5}
 #: First words of the reasons other steps give, and their kind (checked in this order).
 _KIND_OF_REASON = (("partly copied", "partly copied"), ("copied", "copied"), ("mostly keywords", "keywords"),
                    ("the answer may not be in english", "other language"), ("borderline", "borderline"))
-#: Off-topic: more than this share of the answer's sentences use no word of the rubric's vocabulary.
-OFF_TOPIC_SHARE = 0.7
+#: Off-topic: more than this share of the answer's words stand in off-topic sentences (:func:`.topic.topical`).
+OFF_TOPIC_SHARE = 0.3
 #: ... counted over at least this many sentences (a short answer is judged by its length instead).
 OFF_TOPIC_MIN_SENTENCES = 4
 
@@ -70,46 +71,13 @@ def _spec(rubric_path: Path) -> AnswerSpec | None:
     return load_spec(path) if path.is_file() else None
 
 
-#: Words of any explanation (and of neighbouring topics: layers, networks, training) that say nothing about
-#: which topic a sentence is on; they are not part of a rubric's vocabulary.
-GENERIC = frozenset("""
-one two three own several different example often around before after below above left right run runs
-use uses used work works small large big together picture person people notes nobody job jobs role roles
-mapped breaks cleanly track learn learns learned training information input output outputs network networks
-layer layers block blocks model models position cost compute split mixed mixes assigns earlier later full
-way part parts thing things make makes give gives time new first last next
-""".split())
-
-
-def vocabulary(rubric: Rubric) -> frozenset[str]:
-    """The rubric's own terms: words of its concepts and misconception statements (3+ letters), without
-    function words and :data:`GENERIC` words. Judge side only: the rubric never ships."""
-    text = " ".join([*(x.concept for x in rubric.lines), *(m.statement for m in rubric.misconceptions)])
-    return frozenset(w for w in words(text.casefold())
-                     if len(w) >= 3 and w not in FUNCTION_WORDS and w not in GENERIC and not w.isdigit())
-
-
-def off_topic_share(rubric: Rubric, units_: list[Unit]) -> tuple[float, int]:
-    """Share of the answer's sentences (prose units) with no word of :func:`vocabulary`, and their number.
-
-    A word counts when it starts like a vocabulary word (its first 5 letters: "tokens", "token's",
-    "attending" and "attention" meet "token", "attend"): a simple stem, no dictionary.
-    """
-    vocab = vocabulary(rubric)
-    stems = {w[:5] for w in vocab}
-    sentences = [u for u in units_ if u.prose]
-    if not sentences:
-        return 0.0, 0
-    empty = sum(not any(w in vocab or w[:5] in stems for w in words(u.norm)) for u in sentences)
-    return empty / len(sentences), len(sentences)
-
-
 def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]]) -> dict[str, str]:
     """Earned lines that another sentence denies: line id -> the denying sentence.
 
-    A sentence denies a line when one of the line's one-sentence pieces of evidence matches it once its
-    negation test is switched off, and not with it ("the heads do not run in parallel" after "several
-    heads run in parallel"). The sentences that earned the line are not looked at.
+    A sentence denies a line when one of the line's one-sentence pieces of evidence matches it once the
+    evidence may spell a negation itself (``negatable = false``), and that match is not asserted
+    (:func:`.assertions.asserted`: "the heads do not run in parallel" after "several heads run in
+    parallel"). The sentences that earned the line are not looked at.
     """
     out = {}
     for line in rubric.lines:
@@ -117,15 +85,14 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
         if quotes is None:
             continue
         for ev in line.evidence:
-            if not ev.negatable or ev.sentences != 1 or ev.about is not None:
+            if not ev.negatable or ev.sentences != 1:
                 continue
-            bare = dataclasses.replace(ev, negatable=False)
-            for u in units_:
-                if u.display in quotes or any(u.display in q for q in quotes):
-                    continue
-                if find(bare, [u]) and not find(ev, [u]):
+            bare, pool = dataclasses.replace(ev, negatable=False), list(units_)
+            while line.id not in out and (hit := find(bare, pool)) is not None:
+                u = hit.units[0]
+                pool.remove(u)
+                if not any(u.display in q for q in quotes) and not asserted(clauses(u.norm), [(hit.start, hit.end)]):
                     out[line.id] = u.display
-                    break
             if line.id in out:
                 break
     return out
@@ -158,10 +125,11 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a) -> tuple[float, 
             where = ", ".join(f"{i} ({lang})" for i, _, lang in foreign)
             own[f"other language: paragraph{'s' if len(foreign) > 1 else ''} {where} not in English"] = \
                 PENALTY["other language"]
-    share, n = off_topic_share(rubric, units_)
-    if n >= OFF_TOPIC_MIN_SENTENCES and share > OFF_TOPIC_SHARE:
-        own[f"off-topic: {share:.0%} of the sentences use none of the rubric's words (nonsense or another "
-            "topic?)"] = PENALTY["off-topic"]
+    sentences = [u.norm for u in units_ if u.prose]
+    share = topic.off_topic_share(sentences)
+    if len(sentences) >= OFF_TOPIC_MIN_SENTENCES and share > OFF_TOPIC_SHARE:
+        own[f"off-topic: {share:.0%} of the words are in sentences about neither the model nor the lesson's "
+            "picture (nonsense or another topic?)"] = PENALTY["off-topic"]
     if 0 < a.words < rubric.min_words and a.total > 0:
         own[f"very short: {a.words} words (fewer than {rubric.min_words}) and {a.total:g} points"] = \
             PENALTY["very short"]
