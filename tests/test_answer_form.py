@@ -254,3 +254,13 @@ def test_a_very_short_answer_that_earns_points_is_routed_and_an_empty_one_is_not
     assert short.confidence <= 0.4
     todo = _assess((ANSWERS / "skeleton_todo" / "answer.md").read_text(encoding="utf-8"))
     assert (todo.total, todo.needs_review, todo.confidence) == (0, [], 1.0)
+
+
+def test_the_readme_states_the_numbers_of_the_form_checks():
+    text = (EX1 / "README.md").read_text(encoding="utf-8")
+    lo, hi = SPEC.suggested
+    assert f"between {SPEC.min_words} and {SPEC.max_words} words (about {lo}–{hi} is right)" in text
+    assert f"at least {SPEC.section_min_words} words of your own" in text
+    assert f"every paragraph of {SPEC.paragraph_min_words} words or more reads as English" in text
+    assert f"at least {SPEC.min_prose_share:.0%}" not in text and "at least half of your words" in text
+    assert SPEC.min_prose_share == 0.5
