@@ -74,7 +74,7 @@ def grade_all(exercise: str) -> list[Graded]:
     if exercise == "exercise4":  # as exercise 4's checks do: only the sample report's Explanation
         from exercises.exercise4.tests.report_md import explanation_of
         sources = {k: explanation_of(v) for k, v in sources.items()}
-    peers = _peer_flags(exercise, items)
+    peers = _peer_flags(rub, items)
     out = []
     for name, entry, text in items:
         a = rubric.evaluate(rub, text, copy_sources=sources)
@@ -84,17 +84,14 @@ def grade_all(exercise: str) -> list[Graded]:
     return out
 
 
-def _peer_flags(exercise: str, items) -> dict[str, list[str]]:
+def _peer_flags(rub, items) -> dict[str, list[str]]:
     """Review reasons from comparing every pair of answers of the set (the batch's peer check)."""
-    try:
-        from grader.rubric import peers
-    except ImportError:
-        return {}
+    from grader.rubric import peers
     texts = {name: text for name, _, text in items}
     flags: dict[str, list[str]] = {}
-    for pair in peers.similar_pairs(texts):
-        for me, other in ((pair.a, pair.b), (pair.b, pair.a)):
-            flags.setdefault(me, []).append(f"similar to {other} ({pair.share:.0%})")
+    for pair in peers.similar_pairs(texts, rub.copying):
+        for student in (pair.a, pair.b):
+            flags.setdefault(student, []).append(peers.review_reason(pair, student))
     return flags
 
 
@@ -151,8 +148,9 @@ def main(argv=None) -> int:
         part = [r for r in genuine if r.split == split]
         if part:
             m = agreement(part)
+            flagged = sum(bool(r.flagged) for r in part) / len(part)
             print(f"{args.exercise} {split:4s} n={m['n']:3d}  within 1: {m['within_1']:.0%}  MAE {m['mae']:.2f}  "
-                  f"Spearman {m['spearman']:.2f}  QWK {m['qwk']:.2f}")
+                  f"Spearman {m['spearman']:.2f}  QWK {m['qwk']:.2f}  flagged for review: {flagged:.0%}")
     kinds = sorted({r.kind for r in rows} - {"genuine"})
     for kind in kinds:
         part = [r for r in rows if r.kind == kind and args.split in (r.split, "all")]
