@@ -103,6 +103,14 @@ _NP_STOP = re.compile(r"(?:is|are|was|were|be|been|has|have|had|do|does|did|can|
 _NP_NEW = re.compile(r"(?:every|each|all|both|it|they|he|she|we|you|this)$")
 
 _I = r"(?:i|we)(?: personally)?"
+#: Vague others (people, not heads or tokens) whose word a student may only report.
+_WHO = (r"(?:people|folks|authors|students|sources|blogs?|blog posts|posts|tutorials|articles|websites|sites|videos|"
+        r"researchers|writers|commentators|textbooks|books|papers|engineers|experts|users|friends|colleagues|"
+        r"classmates|fans|critics|beginners|newcomers|practitioners)")
+_OFTEN = r"(?: also| often| sometimes| usually| commonly| even| still| all)?"
+_SAY = (r"(?:say|says|said|claim|claims|claimed|think|thinks|believe|believes|argue|argues|assume|assumes|suggest|"
+        r"suggests|insist|insists|reckon|reckons|maintain|maintains|state|states|write|writes|wrote|expect|expects|"
+        r"imagine|imagines|suppose|supposes)")
 _FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for stance, p in (
     ("framed", r"\b(?:a|one|the|another) (?:very )?(?:common |popular |frequent |widespread |classic |typical |"
                r"usual )?(?:misconception|myth|mistake|error|fallacy|misunderstanding|confusion|trap|pitfall)"
@@ -124,16 +132,21 @@ _FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for 
                 r"proved|proven|demonstrated|established|confirmed)\b(?: that\b)?"),
     ("doubted", r"\bit is (?:unclear|not clear|uncertain|doubtful|debatable|not obvious|not known|unknown|"
                 r"an open question)\b(?: (?:whether|if|that)\b)?"),
-    ("attributed", r"\bsome (?:people |authors |students |sources |blogs |tutorials |say|claim|think|believe|"
-                   r"argue|assume|suggest|insist)\w*(?: that\b)?"),
-    ("attributed", r"\b(?:people|many|others|critics|students|beginners|newcomers|most people|many people)"
-                   r"(?: often| sometimes| usually| commonly)? (?:say|claim|think|believe|assume|argue|expect|"
-                   r"imagine|suppose)\b(?: that\b)?"),
-    ("attributed", r"\bit is (?:also )?(?:often |commonly |sometimes |widely |frequently |usually )?(?:said|claimed|"
-                   r"believed|thought|assumed|argued|suggested|rumou?red)\b(?: that\b)?"),
+    ("attributed", rf"\b(?:some|many|a few|few|several|most|certain|various)(?: (?:of (?:the|my|our) )?{_WHO})?{_OFTEN} "
+                   rf"{_SAY}\b(?: that\b)?"),
+    ("attributed", rf"(?<!\bthe )(?<!\bthese )(?<!\bthose )\b(?:others|someone|somebody|many people|most people|"
+                   rf"{_WHO}){_OFTEN} {_SAY}\b(?: that\b)?"),
+    ("attributed", rf"\bthey{_OFTEN} (?:say|says|claim|claims|believe|argue|insist|reckon|maintain|tell us)\b(?: that\b)?"),
+    ("attributed", r"\bit (?:is|was|has been|gets) (?:also )?(?:often |commonly |sometimes |widely |frequently |usually )?"
+                   r"(?:said|claimed|believed|thought|assumed|argued|suggested|rumou?red|reported)\b(?: that\b)?"),
+    ("attributed", r"\b(?:apparently|supposedly|allegedly|reportedly|purportedly|rumou?r has it|so they say|so i am told|"
+                   r"i (?:have )?heard|i read somewhere)\b(?: that\b)?"),
+    ("attributed", rf"\baccording to (?:(?:some|many|a few|several|certain|various|its|their|his|her|my|our) )?"
+                   rf"(?:{_WHO}|others|someone|somebody|rumou?r|popular|folk|the internet|online|hearsay)\b"
+                   r"|\baccording to some\b"),
     ("attributed", r"\b(?:one|you|someone|a student|a reader) (?:might|may|could|would) (?:think|say|assume|"
                    r"expect|believe|guess|imagine|suppose)\b(?: that\b)?|\bit is (?:\w+ )?tempting to (?:think|say|assume|"
-                   r"believe)\b(?: that\b)?|\baccording to (?:some|rumou?r|popular|folk)\b"),
+                   r"believe)\b(?: that\b)?"),
     ("question", r"\bwhether\b"),
 ))
 _CONDITION = re.compile(r"\b(?:if|unless|suppose|supposing|imagine|assuming|assume that|in case|provided that|"
@@ -144,6 +157,39 @@ _REFUTE_NEXT = re.compile(
     r"(?:wrong|false|incorrect|untrue|mistaken|a myth|a misconception|a mistake|not (?:true|correct|right|so|"
     r"the case|how it works))\b|^(?:wrong|false|untrue|not (?:true|so)|nope|no)\s*[,.!:;]|"
     r"^(?:they|it|this|that|he|she) (?:do|does|did|is|are) not\s*(?:[,.!:;]|$|because\b)")
+#: A sentence (or a clause after "but") that distances the student from what came before it.
+_DISTANCE = re.compile(
+    r"(?:^|[;:]\s*|\b(?:but|yet|though|and|still|then again)\s+)(?:"
+    r"i(?: am|'m) (?:not (?:so |entirely |completely |really |at all |fully )?(?:sure|certain|convinced)|unsure|unconvinced|"
+    r"sceptical|skeptical|doubtful)|i have (?:my |some |serious |real |strong )?doubts|"
+    r"i (?:doubt|question) (?:it|that|this|them|these|those)\b|i (?:do not|did not) (?:buy|believe|trust) (?:it|that|this|them)\b|"
+    r"(?:that|this|it) is (?:only |just )?(?:their|his|her|the authors'|other people's) (?:claim|view|opinion|idea|story|theory)|"
+    r"i would not (?:commit|bet|swear|vouch|rely|put money)|i have not (?:checked|verified|confirmed|tested|looked)|"
+    r"i (?:can not|could not) (?:confirm|verify|check|vouch|say for sure)|i do not (?:really )?know\b|"
+    r"i (?:will |would |shall )?leave (?:that|this|it|the rest) to|(?:that|this) is (?:what|how) (?:they|people|some|"
+    r"others) (?:say|claim|think|believe|see it)|(?:maybe|perhaps|possibly|who knows|not sure|no idea|hard to say|"
+    r"or not)\s*[.!?]*$)")
+#: A distancing sentence that reaches every sentence of its paragraph before it, not just the last one.
+_DISTANCE_ALL = re.compile(r"\b(?:any|all|none|most|each) of (?:this|that|these|those|it|them)\b|\ball (?:of )?this\b|"
+                           r"\bthese (?:claims|statements|ideas|things|points|views)\b")
+
+
+def distancing(sentence: str) -> str:
+    """How far a distancing sentence reaches back: ``"previous"`` (the last contrast segment of the sentence
+    before it), ``"paragraph"`` (every earlier sentence of its paragraph: "I have not checked any of this"),
+    or ``""`` (it does not distance).
+
+    A sentence distances when it says the student does not stand behind something ("I have my doubts",
+    "That is their claim, not mine", "Maybe.", "I leave that to the lecturer") and has no domain word of its
+    own: "I am not sure about the exact numbers, but each head has 64 dimensions" states something itself.
+    """
+    from .topic import has_domain_word  # topic does not import this module; import here keeps the layers clear
+
+    if not _DISTANCE.search(sentence.strip()) or has_domain_word(sentence):
+        return ""
+    return "paragraph" if _DISTANCE_ALL.search(sentence) else "previous"
+
+
 _REFUTE_SAME = re.compile(r"^\s*(?:and |but )?(?:that|this|which|it) (?:is|was) (?:simply |just )?(?:wrong|false|"
                           r"incorrect|untrue|a myth|a misconception|a mistake|not (?:true|correct|right))\b")
 
@@ -232,12 +278,14 @@ def _conditions(text: str, segs: list[tuple[int, int]]) -> list[Cue]:
 
 
 @lru_cache(maxsize=4096)
-def clauses(sentence: str, following: str = "") -> tuple[Clause, ...]:
+def clauses(sentence: str, following: str = "", retracted: bool = False) -> tuple[Clause, ...]:
     """The clauses of one normalised sentence, in order, each with its stance and the cues covering it.
 
     Args:
         sentence: one sentence as :func:`.read.normalise` returns it.
-        following: the next sentence of the same paragraph ("" if none): it may refute this one.
+        following: the next sentence of the same paragraph ("" if none): it may refute this one or
+            distance the student from its last segment (:func:`distancing`).
+        retracted: a later sentence of the paragraph distances the student from all of it ("doubted").
 
     Returns:
         Clauses that tile ``sentence`` (whitespace-only pieces left out); ``Clause.text`` is the
@@ -255,12 +303,18 @@ def clauses(sentence: str, following: str = "") -> tuple[Clause, ...]:
         if i and _REFUTE_SAME.match(text[seg[0]:seg[1]].lstrip(" ,;:")):
             prev = segs[i - 1]
             cues.append(Cue("refuted", seg[0], seg[1], *prev))
+        if i and distancing(text[seg[0]:seg[1]]):  # "..., but I am not convinced"
+            cues.append(Cue("doubted", seg[0], seg[1], *segs[i - 1]))
         for a, b in subs[1:]:
             if re.match(r"which (?:is|was) (?:wrong|false|incorrect|untrue|a myth|not true)\b", text[a:b]):
                 cues.append(Cue("refuted", a, b, seg[0], a))
     cues += _conditions(text, segs)
     if segs and _REFUTE_NEXT.match(following.strip()):
         cues.append(Cue("refuted", len(text), len(text), *segs[-1]))
+    elif segs and distancing(following):
+        cues.append(Cue("doubted", len(text), len(text), *segs[-1]))
+    if retracted:
+        cues.append(Cue("doubted", len(text), len(text), 0, len(text)))
     cuts = sorted({0, len(text)} | {c for q in cues for c in (q.scope_start, q.scope_end) if 0 <= c <= len(text)}
                   | {c for seg in segs for c in seg})
     out = []
@@ -297,7 +351,7 @@ def asserted(sentence_clauses: tuple[Clause, ...], spans: list[tuple[int, int]],
     return all(s in ("asserted", "rule") for s in state) and "asserted" in state
 
 
-def stance_of(sentence: str, phrase: str, following: str = "") -> str:
+def stance_of(sentence: str, phrase: str, following: str = "", retracted: bool = False) -> str:
     """The stance of the first occurrence of ``phrase`` in ``sentence`` (both normalised): for tests and reports.
 
     Raises:
@@ -305,7 +359,7 @@ def stance_of(sentence: str, phrase: str, following: str = "") -> str:
     """
     at = sentence.index(phrase)
     worst = "asserted"
-    for clause in clauses(sentence, following):
+    for clause in clauses(sentence, following, retracted):
         for cue in clause.cues:
             if cue.covers(at, at + len(phrase)) and STANCES.index(cue.stance) < STANCES.index(worst):
                 worst = cue.stance

@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .assertions import Clause, Cue, asserted, clauses
+from .assertions import Clause, Cue, asserted, clauses, distancing
 from .model import Evidence
 from .sentences import Unit
-from .topic import anchored, mapped, misused, topical
+from .topic import anchored, foreign_agents, mapped, misused, topical
 
 
 @dataclass
@@ -62,7 +62,9 @@ def _clauses(scope: tuple[Unit, ...], units_: list[Unit], index: dict[int, int])
         following = nxt.norm if nxt and nxt.block == u.block and not nxt.list_item else ""
         answered = len(scope) == 2 and u is scope[0] and u.norm.endswith("?") \
             and not re.match(r"(?:no|not|never|nope|wrong)\b", scope[1].norm)
-        for c in clauses(u.norm, following):  # a question answered by the next sentence sets its topic
+        later = [v for v in units_[i + 1:] if v.block == u.block and not v.list_item]
+        retracted = not u.list_item and any(distancing(v.norm) == "paragraph" for v in later)
+        for c in clauses(u.norm, following, retracted):  # a question answered by the next sentence sets its topic
             out.append(Clause(c.start + offset, c.end + offset, c.text, c.stance, tuple(
                 Cue(q.stance, q.start + offset, q.end + offset, q.scope_start + offset, q.scope_end + offset, q.rule)
                 for q in c.cues if not (answered and q.stance == "question"))))
@@ -103,7 +105,10 @@ def _in_domain(scope: tuple[Unit, ...], text: str, combo, units_: list[Unit], in
         return True
     first, last = index[id(scope[0])], index[id(scope[-1])]
     near = [v for v in units_ if v.block == scope[0].block] + units_[max(first - 1, 0):last + 2]
-    # a keyword-list item is a fragment: its list (capped anyway) vouches for it
+    # a keyword-list item is a fragment: its list (capped anyway) vouches for it; a sentence whose actors are
+    # foreign ("nobody assigns the cooks their jobs") is about something else, whatever its paragraph
+    if any(foreign_agents(u.norm) for u in scope):
+        return False
     return (some or scope[0].list_item) and any(v.section == scope[0].section and v not in scope and topical(v.norm) == "domain"
                         for v in near)
 

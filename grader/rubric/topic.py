@@ -40,6 +40,12 @@ _WEAK = re.compile(
     r"\b(?:gpt\S*|bert\S*|heads?|layers?|blocks?|residuals?|models?|weights?|keys?|values?|projections?|masks?|masked|norms?|"
     r"networks?|neural|training|trained|parameters?|positions?|sequences?|dimensions?|width|outputs?|inputs?|"
     r"skip|stream|loss|sublayers?|sub-layers?|linear|normali[sz]\w*|compute|flops)\b")
+_NAME = re.compile(r"\b(?:gpt\S*|bert\S*)")
+#: Words that make a model's name mean the model (as does any strong anchor): "BERT reads the whole sentence".
+_NAME_CONTEXT = re.compile(
+    r"\b(?:models?|masks?|masked|sentences?|sequences?|texts?|words?|context|inputs?|pre-?train\w*|trained|training|"
+    r"fine-?tun\w*|language|predict\w*|generat\w*|classif\w*|parameters?|heads?|layers?|weights?|blocks?|"
+    r"positions?|gpt\S*|bert\S*)\b")
 _PICTURE = re.compile(
     r"\b(?:persons?|people|team|teams|members?|lawyers?|readers?|reviewers?|colleagues?|experts?|associates?|"
     r"teammates?|workers?|analysts?|proofreaders?|committee|contracts?|notes?|picture|analogy|metaphor|"
@@ -79,6 +85,51 @@ def foreign(text: str, start: int, end: int) -> bool:
     return False
 
 
+#: Nouns about the lesson itself or too general to name a foreign thing ("the paper", "the same", "the rest").
+_GENERIC = frozenset("""
+lecture lecturer lectures teacher professor lesson class course paper papers article book textbook slides figure diagram example
+examples picture analogy question answer exercise author authors end rest way idea point case time start
+beginning top bottom thing things difference reason
+""".split())
+#: Words that lead to the noun of a phrase rather than being it ("the same input", "the learned weights").
+_ADJECTIVES = frozenset("""
+same whole previous next first last full entire exact main usual final new old most left right big small large
+wide narrow long short high low good bad key real true false only basic simple important few several original
+""".split())
+_ADJECTIVE = re.compile(r"(?:ed|ing|al|ive|ous|ic|ful|able|ible|ent|ant|ary|est)$")
+_PREPOSITIONS = frozenset("of to in on at by for with from into onto over under between among across through "
+                          "about as than like after before during within without per via".split())
+_DETERMINED = re.compile(r"\b(?:the|these|those|his|her|my|your)\b")
+_NEXT_WORD = re.compile(r"\s+([^\W\d_][\w'-]*)")
+
+
+def foreign_agents(text: str) -> list[str]:
+    """Nouns that name something outside the lesson where a sentence's actors stand ("nobody assigns **the
+    cooks** their jobs", "**the farmer** stacks blocks", "before crossing **the street**"): the last word of a
+    noun phrase (up to 3 words) after "the/these/his/..." that is not a domain, picture or general word,
+    unless the phrase follows a preposition ("in the lecture") or is bound by "of" to a domain word
+    ("the rest of the model"). Empty: none.
+    """
+    out = []
+    for m in _DETERMINED.finditer(text):
+        before = text[:m.start()].split()
+        if before and before[-1].strip(",;:()") in _PREPOSITIONS:
+            continue
+        head, at = "", m.end()
+        for _ in range(3):  # adjectives ("the learned", "the big") lead to the noun
+            w = _NEXT_WORD.match(text, at)
+            if not w or w.group(1) in FUNCTION_WORDS:
+                break
+            head, at = re.sub(r"'s?$", "", w.group(1)), w.end()
+            if not (head in _ADJECTIVES or _ADJECTIVE.search(head)) or text[at:at + 1] in tuple(".,;:!?()"):
+                break
+        of = _OF.match(text, at)
+        if head and not (head in _GENERIC or head in _ADJECTIVES or _ADJECTIVE.search(head) or _is_domain_word(head)
+                         or (of and _is_domain_word(of.group(1)))):
+            out.append(head)
+    return out
+
+
 def misused(text: str, start: int, end: int) -> list[str]:
     """The domain words inside ``text[start:end]`` that are bound to a foreign noun (empty: none)."""
     return [m.group(0) for pattern in (_STRONG, _WEAK) for m in pattern.finditer(text, start, end)
@@ -86,7 +137,18 @@ def misused(text: str, start: int, end: int) -> list[str]:
 
 
 def _anchors(text: str, pattern: re.Pattern) -> list[re.Match]:
-    return [m for m in pattern.finditer(text) if not foreign(text, m.start(), m.end())]
+    """Domain words of ``pattern`` in ``text`` meant in the lesson's sense: not bound to a foreign noun, and a
+    model's name (BERT, GPT) only next to a word about models or text ("Bert looks both ways" is a person)."""
+    found = [m for m in pattern.finditer(text) if not foreign(text, m.start(), m.end())]
+    if pattern is _WEAK and any(_NAME.fullmatch(m.group(0)) for m in found):
+        context = _STRONG.search(text) or _NAME_CONTEXT.search(_NAME.sub(" ", text, count=1))
+        found = [m for m in found if context or not _NAME.fullmatch(m.group(0))]
+    return found
+
+
+def has_domain_word(text: str) -> bool:
+    """Whether ``text`` has any domain word in the lesson's sense (strong or weak anchor)."""
+    return bool(_anchors(text, _STRONG) or _anchors(text, _WEAK))
 
 
 def anchored(text: str, spans: list[tuple[int, int]]) -> tuple[bool, bool]:
