@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from .assertions import Clause, Cue, asserted, clauses, distancing
 from .model import Evidence
+from .read import FUNCTION_WORDS
 from .sentences import Unit
 from .topic import anchored, foreign_agents, mapped, misused, topical
 
@@ -24,13 +25,58 @@ class Hit:
 
 
 def _candidates(units_: list[Unit], sentences: int):
-    """Scopes to search: each unit, and with ``sentences=2`` each pair of neighbours in one block."""
+    """Scopes to search, each with the normalised text of its units and the substitution made (or None):
+    each unit, then each unit whose leading "they" stands for the previous sentence's subject, read with the
+    subject in its place (:func:`resolve_leading`), and with ``sentences=2`` each pair of neighbours in one block."""
     for u in units_:
-        yield (u,), u.norm
+        yield (u,), (u.norm,), None
+    for u, v in zip(units_, units_[1:]):
+        if v.block == u.block and not (u.list_item or v.list_item):
+            resolved = resolve_leading(u.norm, v.norm)
+            if resolved:
+                yield (v,), (resolved[0],), resolved[1:]
     if sentences >= 2:  # single sentences first: the shortest quote wins; list items never pair up
         for u, v in zip(units_, units_[1:]):
             if v.block == u.block and not (u.list_item or v.list_item):
-                yield (u, v), f"{u.norm} {v.norm}"
+                yield (u, v), (u.norm, v.norm), None
+
+
+_PRONOUN = re.compile(r"(?:(?:and|but|so|yet|instead|rather),? )?(?:(?:each|all|both|some|none|most) of )?"
+                      r"(they|them|these|those)\b(?! (?!(?:are|were|do|does|did|can|could|will|would|must|all|each|"
+                      r"also|both|only|not|never|then|still|just|simply)\b)[^\W\d_]+ (?:are|is|do|does|have|has|can)\b)")
+_SUBJECT = re.compile(r"(?:(?:in|for|within|inside|with) [^,]{1,40}, )?((?:(?:the|these|those|all|all the|several|"
+                      r"multiple|many|both|its|their|\d+|h) )?(?:[\w-]+ ){0,2}?[\w-]+s) (?=(?:are|were|do|does|did|"
+                      r"can|could|will|would|must|should|may|might|all|each|also|both|only|never|not|then|still|run|"
+                      r"work|have|read|see|look|attend|compute|learn|split|share|use|get|operate|process|act|differ|"
+                      r"produce|focus|speciali[sz]e|capture|track)\b)")
+
+
+def resolve_leading(previous: str, sentence: str) -> tuple[str, int, int, int] | None:
+    """``sentence`` with a leading "they" ("but they", "each of them", "these are") replaced by the simple
+    plural subject that opens ``previous`` ("the heads are not sequential. they run in parallel"), for
+    matching only; None when either is missing or the subject is not simple (a determiner, up to two
+    modifiers and a plural noun, no function word: "some people" or "nobody" are left alone).
+
+    Returns:
+        (resolved text, pronoun start, pronoun end, subject length): offsets of the pronoun in ``sentence``.
+    """
+    pronoun = _PRONOUN.match(sentence)
+    subject = _SUBJECT.match(previous)
+    if not pronoun or not subject:
+        return None
+    words_ = subject.group(1).split()
+    if any(w in FUNCTION_WORDS for w in words_[1:]) or words_[-1] in FUNCTION_WORDS or words_[-1].endswith("ss"):
+        return None
+    p0, p1 = pronoun.span(1)
+    return sentence[:p0] + subject.group(1) + sentence[p1:], p0, p1, len(subject.group(1))
+
+
+def _back(shift: tuple[int, int, int] | None, at: int) -> int:
+    """An offset in a resolved text mapped back to the unit's own text (the subject maps onto the pronoun)."""
+    if not shift:
+        return at
+    p0, p1, length = shift
+    return at if at < p0 else min(at, p1) if at < p0 + length else at - length + (p1 - p0)
 
 
 def _word_index(text: str, offset: int) -> int:
@@ -52,23 +98,24 @@ def _said_of(ev: Evidence, text: str, at: int, previous: str) -> bool:
     return bool(prev) and prev[-1][1]
 
 
-def _clauses(scope: tuple[Unit, ...], units_: list[Unit], index: dict[int, int]) -> tuple[Clause, ...]:
-    """The clauses of a scope (one sentence or two joined by a space), offsets into the joined text."""
+def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit], index: dict[int, int]) -> tuple[Clause, ...]:
+    """The clauses of a scope (one sentence or two joined by a space, ``norms`` their texts), offsets into the
+    joined text."""
     out: list[Clause] = []
     offset = 0
-    for u in scope:
+    for u, norm in zip(scope, norms):
         i = index[id(u)]
         nxt = units_[i + 1] if i + 1 < len(units_) else None
         following = nxt.norm if nxt and nxt.block == u.block and not nxt.list_item else ""
-        answered = len(scope) == 2 and u is scope[0] and u.norm.endswith("?") \
+        answered = len(scope) == 2 and u is scope[0] and norm.endswith("?") \
             and not re.match(r"(?:no|not|never|nope|wrong)\b", scope[1].norm)
         later = [v for v in units_[i + 1:] if v.block == u.block and not v.list_item]
         retracted = not u.list_item and any(distancing(v.norm) == "paragraph" for v in later)
-        for c in clauses(u.norm, following, retracted):  # a question answered by the next sentence sets its topic
+        for c in clauses(norm, following, retracted):  # a question answered by the next sentence sets its topic
             out.append(Clause(c.start + offset, c.end + offset, c.text, c.stance, tuple(
                 Cue(q.stance, q.start + offset, q.end + offset, q.scope_start + offset, q.scope_end + offset, q.rule)
                 for q in c.cues if not (answered and q.stance == "question"))))
-        offset += len(u.norm) + 1
+        offset += len(norm) + 1
     return tuple(out)
 
 
@@ -96,18 +143,23 @@ def _asserted_match(pattern: re.Pattern, text: str, found: tuple[Clause, ...]) -
     return any(asserted(found, [(m.start(), m.end())]) for m in pattern.finditer(text))
 
 
-def _in_domain(scope: tuple[Unit, ...], text: str, combo, units_: list[Unit], index: dict[int, int]) -> bool:
+def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: list[Unit],
+               index: dict[int, int]) -> bool:
     """The matched words are meant in the lesson's sense (see :mod:`.topic`)."""
+    text = " ".join(norms)
     if any(misused(text, s, e) for s, e in combo):
         return False
     beyond, some = anchored(text, list(combo))
-    if beyond or any(topical(u.norm) == "analogy" and mapped(u.norm) for u in scope):
+    if beyond or any(topical(n) == "analogy" and mapped(n) for n in norms):
         return True
     first, last = index[id(scope[0])], index[id(scope[-1])]
     near = [v for v in units_ if v.block == scope[0].block] + units_[max(first - 1, 0):last + 2]
     # a keyword-list item is a fragment: its list (capped anyway) vouches for it; a sentence whose actors are
     # foreign ("nobody assigns the cooks their jobs") is about something else, whatever its paragraph
-    if any(foreign_agents(u.norm) for u in scope):
+    if any(foreign_agents(n) for n in norms):
+        return False
+    if first and _PRONOUN.match(norms[0]) and units_[first - 1].block == scope[0].block \
+            and foreign_agents(units_[first - 1].norm):  # "they" are the cooks of the sentence before
         return False
     return (some or scope[0].list_item) and any(v.section == scope[0].section and v not in scope and topical(v.norm) == "domain"
                         for v in near)
@@ -128,11 +180,12 @@ def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> 
             older callers keep working.
     """
     index = {id(u): i for i, u in enumerate(units_)}
-    for scope, text in _candidates(units_, ev.sentences):
+    for scope, norms, shift in _candidates(units_, ev.sentences):
+        text = " ".join(norms)
         per_pattern = [[(m.start(), m.end()) for m in p.finditer(text)] for p in ev.patterns]
         if not all(per_pattern):
             continue
-        found = _clauses(scope, units_, index)
+        found = _clauses(scope, norms, units_, index)
         if any(_asserted_match(p, text, found) for p in ev.unless):
             continue
         for combo in _combinations(per_pattern):
@@ -147,7 +200,7 @@ def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> 
                 continue
             if not asserted(found, list(combo), owned=_owner(ev, text, combo)):
                 continue
-            if not _in_domain(scope, text, combo, units_, index):
+            if not _in_domain(scope, norms, combo, units_, index):
                 continue
             if ev.about is not None:
                 i = index[id(scope[0])]
@@ -155,7 +208,7 @@ def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> 
                             and not scope[0].list_item and not units_[i - 1].list_item else "")
                 if not _said_of(ev, text, combo[-1][0], previous):
                     continue
-            return Hit(scope, start, end)
+            return Hit(scope, _back(shift, start), _back(shift, end))
     return None
 
 
