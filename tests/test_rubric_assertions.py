@@ -287,3 +287,160 @@ def test_exercise4_uses_the_same_scope_rules():
     assert "whole_signal" in earned("Without residuals, every block must transform the whole signal, so what a "
                                     "block does not pass on is lost.")
     assert "whole_signal" not in earned("I doubt that without residuals every block's output replaces its input.")
+
+
+# --------------------------------------------------------------------------- vague others vs endorsed authorities
+
+CONTEXT = "Attention mixes the tokens. "  # a domain sentence, so that single sentences may rely on their paragraph
+
+
+@pytest.mark.parametrize("text", [
+    "A few people say the heads run in parallel on the same tokens.",
+    "Many people think the heads run in parallel on the same tokens.",
+    "Others say the heads run in parallel on the same tokens.",
+    "A few sources claim the heads run in parallel on the same tokens.",
+    "People also say the heads run in parallel on the same tokens.",
+    "Apparently the heads run in parallel on the same tokens.",
+    "The heads supposedly run in parallel on the same tokens.",
+    "Allegedly, the heads run in parallel on the same tokens.",
+    "According to some blog posts, the heads run in parallel on the same tokens.",
+    "According to some people, the heads run in parallel on the same tokens.",
+    "It is claimed that the heads run in parallel on the same tokens.",
+    CONTEXT + "Some say one thing about the heads. They also say the heads run in parallel on the same tokens.",
+])
+def test_a_report_of_vague_others_is_not_an_assertion(text):
+    assert "heads_parallel" not in lines_earned(text)
+
+
+def test_vague_attribution_of_other_lines():
+    assert "bert_bidirectional" not in lines_earned("According to its fans, BERT attends to every token.")
+    assert "mlp_per_token" not in lines_earned("Some sources claim the MLP is applied to each token separately.")
+
+
+@pytest.mark.parametrize("text, line", [
+    (CONTEXT + "The paper shows that the heads run in parallel.", "heads_parallel"),
+    ("As Vaswani et al. explain, each head has its own query, key and value projections.", "own_qkv"),
+    (CONTEXT + "In the lecture we saw that the heads run in parallel.", "heads_parallel"),
+    ("According to the original paper, the MLP is applied to each token separately.", "mlp_per_token"),
+    ("The authors say that the heads run in parallel on the same tokens.", "heads_parallel"),
+    ("Some heads run in parallel on the same tokens.", "heads_parallel"),  # "some" without a verb of saying
+    ("They run in parallel on the same tokens: the heads of one layer.", "heads_parallel"),
+])
+def test_a_report_of_an_endorsed_authority_still_earns(text, line):
+    assert line in lines_earned(text)
+
+
+# --------------------------------------------------------------------------- distancing
+
+@pytest.mark.parametrize("after", [
+    "But I am not convinced.", "I have my doubts.", "That is their claim, not mine.", "I would not commit either way.",
+    "I have not checked any of this.", "I am not sure it is right.", "Maybe.", "I leave that to the lecturer.",
+    "That is the common view; I am not sure it is right.", "I'm not sure.",
+])
+def test_a_distancing_sentence_retracts_the_one_before(after):
+    assert "heads_parallel" not in lines_earned(f"The heads run in parallel on the same tokens. {after}")
+
+
+@pytest.mark.parametrize("text", [
+    "The heads run in parallel on the same tokens, but I am not convinced.",
+    "The heads run in parallel on the same tokens, but I have my doubts.",
+    "Each head has its own query, key and value projections; maybe.",
+])
+def test_a_distancing_clause_retracts_the_clause_before(text):
+    assert lines_earned(text) & {"heads_parallel", "own_qkv"} == set()
+
+
+def test_distancing_reaches_back_one_sentence_unless_it_says_all_of_this():
+    two = "Each head has its own query, key and value projections. The heads run in parallel on the same tokens. "
+    assert lines_earned(two + "I have my doubts.") == {"own_qkv"}
+    assert lines_earned(two + "I have not checked any of this.") == set()
+    assert lines_earned(two + "Another paragraph.\n\nMaybe.") >= {"own_qkv"}  # the same paragraph only
+
+
+@pytest.mark.parametrize("text, line", [
+    ("I am not sure about the exact numbers, but each head has 64 dimensions, d_model / h.", "head_width"),
+    ("I am not sure why, but the heads run in parallel on the same tokens.", "heads_parallel"),
+    ("The heads run in parallel on the same tokens. I am not sure that they share weights.", "heads_parallel"),
+    ("The heads run in parallel on the same tokens. Maybe each head also has its own weights.", "heads_parallel"),
+    ("The heads run in parallel on the same tokens. That is why the layer is fast.", "heads_parallel"),
+])
+def test_doubt_about_something_else_keeps_the_assertion(text, line):
+    assert line in lines_earned(text)
+
+
+def test_distancing_flags():
+    from grader.rubric.assertions import distancing
+    assert distancing(N("I have my doubts.")) == "previous"
+    assert distancing(N("I have not checked any of this.")) == "paragraph"
+    assert distancing(N("I am not sure about the heads.")) == ""  # speaks of something itself
+    assert distancing(N("Maybe each head has its own weights.")) == ""
+    assert stance("The heads run in parallel.", "run in parallel", "I have my doubts.") == "doubted"
+    assert stance("The heads run in parallel.", "run in parallel", "I have seen this.") == "asserted"
+
+
+# --------------------------------------------------------------------------- a pronoun after a clause break
+
+def test_a_leading_they_stands_for_the_simple_subject_before_it():
+    assert "heads_parallel" in lines_earned("In attention, the heads do not run in sequence; they run in parallel.")
+    assert "heads_parallel" in lines_earned(CONTEXT + "The heads are not sequential. They run in parallel.")
+    assert "heads_parallel" in lines_earned(CONTEXT + "The attention heads share one input. Each of them runs in parallel.")
+    assert "heads_parallel" not in lines_earned(CONTEXT + "The cooks do not run in sequence. They run in parallel.")
+    assert "heads_parallel" not in lines_earned(CONTEXT + "The heads are not sequential. These cooks run in parallel.")
+
+
+
+def test_resolve_leading_offsets():
+    from grader.rubric.concepts import resolve_leading
+    assert resolve_leading("the heads are not sequential.", "they run in parallel.") == (
+        "the heads run in parallel.", 0, 4, 9)
+    assert resolve_leading("nobody assigns the cooks their jobs.", "they learn.") is None
+    assert resolve_leading("some people like the heads.", "they run in parallel.") is None  # not simple: left alone
+    assert resolve_leading("the heads read tokens.", "these heads are fine.") is None
+
+
+def test_a_resolved_hit_is_quoted_at_the_pronoun():
+    units_, _, _ = rubric.sentences.units(RUBRIC, rubric.read.blocks(CONTEXT + "The heads are not sequential. They run in parallel.")[0])
+    from grader.rubric.concepts import find
+    hit = find(RUBRIC.lines[0].evidence[0], units_)
+    assert hit.quote == "They run in parallel." and hit.units[0].norm[hit.start:hit.end].startswith("they")
+
+
+# --------------------------------------------------------------------------- names and foreign actors
+
+def test_bert_and_gpt_as_people_earn_nothing():
+    for text in (CONTEXT + "Attention uses a mask. Bert looks in both directions before crossing the street.",
+                 "Bert looks in both directions. GPT only looks at the future.",
+                 CONTEXT + "My friend Bert looks left and right, both directions."):
+        assert lines_earned(text) & {"bert_bidirectional", "gpt_causal"} == set(), text
+    assert topical(N("Bert and Ernie cross the street in both directions.")) != "domain"
+
+
+def test_bert_and_gpt_as_models_still_earn():
+    assert "bert_bidirectional" in lines_earned(CONTEXT + "BERT reads the whole sentence in both directions.")
+    assert "bert_bidirectional" in lines_earned("BERT is bidirectional.")
+    assert "gpt_causal" in lines_earned("GPT is a model that only sees the previous words.")
+    assert "gpt_causal" in lines_earned("In GPT a token can not see the future tokens.")
+
+
+def test_a_sentence_about_foreign_actors_is_not_vouched_for_by_its_paragraph():
+    assert "analogy_limits" not in lines_earned(CONTEXT + "Nobody assigns the cooks their jobs; they learn their roles "
+                                                          "during training.")
+    assert "analogy_limits" not in lines_earned(CONTEXT + "Nobody assigns the cooks their jobs. They learn their roles "
+                                                          "during training.")
+    assert "stacked" not in lines_earned(CONTEXT + "The farmer stacks blocks.")
+
+
+def test_the_heads_or_the_mapped_picture_learn_their_roles():
+    for text in (CONTEXT + "Nobody assigns the heads their jobs; they learn their roles during training.",
+                 CONTEXT + "Each head has its own weights. They learn their roles during training.",
+                 CONTEXT + "In the picture each person is a head, but the heads learn their roles during training.",
+                 "Attention heads are not told what to look for: they learn their roles during training."):
+        assert "analogy_limits" in lines_earned(text), text
+
+
+def test_foreign_agents():
+    from grader.rubric.topic import foreign_agents
+    assert foreign_agents(N("Nobody assigns the cooks their jobs.")) == ["cooks"]
+    assert foreign_agents(N("Bert looks both ways before crossing the street.")) == ["street"]
+    assert foreign_agents(N("In the lecture we saw that the heads run on the same input.")) == []
+    assert foreign_agents(N("The paper shows the learned weights of the rest of the model.")) == []

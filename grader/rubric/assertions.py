@@ -24,9 +24,21 @@ with a ``stance`` and the cues that gave it:
 ``doubted``
     "*I do not believe that* heads run in parallel", "*I doubt* heads ...", "*nobody has shown that* d_model is
     split", "*it is unclear whether* ...", "*I am not sure that* ...".
+    A *distancing* sentence of the same paragraph, with no domain word of its own, makes the last contrast
+    segment of the sentence before it doubted ("... . *I have my doubts.*", "*Maybe.*", "*That is their claim,
+    not mine.*", "*I leave that to the lecturer.*"); one that says "any/all of this" reaches every earlier
+    sentence of the paragraph ("*I have not checked any of this.*"). A distancing clause after "but" or ";"
+    does the same to the segment before it ("..., *but I am not convinced*"). Doubt that names something
+    else keeps the assertion: "I am not sure about the exact numbers, but each head has 64 dimensions" (the
+    doubt comes first and the "but" clause states something of its own).
 ``attributed``
-    said by others and not endorsed: "*some people say* ...", "*some claim* ...", "*it is often said that* ...",
-    "*many assume* ...", "*one might think* ...", "*it is tempting to think* ...", "*students often believe* ...".
+    said by vague others and not endorsed: "*some people say* ...", "*a few sources claim* ...", "*others say*
+    ...", "*they also say* ...", "*people also say* ...", "*it is often said that* ...", "*many assume* ...",
+    "*one might think* ...", "*it is tempting to think* ...", "*students often believe* ...", "*apparently*
+    / *supposedly* / *allegedly* ...", "*according to some blog posts / its fans*, ...". An authority the
+    student reports as fact is asserted: "the paper shows that ...", "as Vaswani et al. explain, ...", "in
+    the lecture we saw that ...", "according to the original paper, ...", "the authors say that ..."
+    (definite, named). "They say" counts as vague others: heads and tokens do not say or claim.
 ``question``
     the clause ends with "?" ("do heads run in parallel?"), or is a "whether" complement
     ("I wonder *whether* heads share weights").

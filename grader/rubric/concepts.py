@@ -42,8 +42,8 @@ def _candidates(units_: list[Unit], sentences: int):
 
 
 _PRONOUN = re.compile(r"(?:(?:and|but|so|yet|instead|rather),? )?(?:(?:each|all|both|some|none|most) of )?"
-                      r"(they|them|these|those)\b(?! (?!(?:are|were|do|does|did|can|could|will|would|must|all|each|"
-                      r"also|both|only|not|never|then|still|just|simply)\b)[^\W\d_]+ (?:are|is|do|does|have|has|can)\b)")
+                      r"(?P<p>they|them|(?:these|those)(?= (?:are|were|do|does|did|can|could|will|would|must|all|each|"
+                      r"also|both|only|not|never|then|still|just|run|work|have)\b))\b")
 _SUBJECT = re.compile(r"(?:(?:in|for|within|inside|with) [^,]{1,40}, )?((?:(?:the|these|those|all|all the|several|"
                       r"multiple|many|both|its|their|\d+|h) )?(?:[\w-]+ ){0,2}?[\w-]+s) (?=(?:are|were|do|does|did|"
                       r"can|could|will|would|must|should|may|might|all|each|also|both|only|never|not|then|still|run|"
@@ -67,16 +67,17 @@ def resolve_leading(previous: str, sentence: str) -> tuple[str, int, int, int] |
     words_ = subject.group(1).split()
     if any(w in FUNCTION_WORDS for w in words_[1:]) or words_[-1] in FUNCTION_WORDS or words_[-1].endswith("ss"):
         return None
-    p0, p1 = pronoun.span(1)
+    p0, p1 = pronoun.span("p")
     return sentence[:p0] + subject.group(1) + sentence[p1:], p0, p1, len(subject.group(1))
 
 
-def _back(shift: tuple[int, int, int] | None, at: int) -> int:
-    """An offset in a resolved text mapped back to the unit's own text (the subject maps onto the pronoun)."""
+def _back(shift: tuple[int, int, int] | None, at: int, end: bool = False) -> int:
+    """An offset in a resolved text mapped back to the unit's own text (the subject maps onto the pronoun:
+    a start inside it to the pronoun's start, an ``end`` inside it to the pronoun's end)."""
     if not shift:
         return at
     p0, p1, length = shift
-    return at if at < p0 else min(at, p1) if at < p0 + length else at - length + (p1 - p0)
+    return at if at < p0 else (p1 if end else p0) if at < p0 + length else at - length + (p1 - p0)
 
 
 def _word_index(text: str, offset: int) -> int:
@@ -149,6 +150,12 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
     text = " ".join(norms)
     if any(misused(text, s, e) for s, e in combo):
         return False
+    if len(norms) == 2:  # a pair: the sentence holding a piece is not anchored by its neighbour's words alone
+        cut = len(norms[0]) + 1
+        for k, (lo, hi) in enumerate(((0, cut - 1), (cut, len(text)))):
+            local = [(s - lo, e - lo) for s, e in combo if lo <= s < hi]
+            if local and foreign_agents(norms[k]) and not anchored(norms[k], local)[0]:
+                return False
     beyond, some = anchored(text, list(combo))
     if beyond or any(topical(n) == "analogy" and mapped(n) for n in norms):
         return True
@@ -173,7 +180,9 @@ def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> 
     (a misconception); a negation the pattern itself spells is the evidence's own. ``unless`` and
     ``unless_near`` cancel only where they are asserted ("no mixing between tokens" does not cancel
     "the MLP works on each token"). The matched words must be meant in the lesson's sense
-    (:mod:`.topic`): "each head of lettuce has its own weights" matches nothing.
+    (:mod:`.topic`): "each head of lettuce has its own weights" matches nothing. A sentence opening with
+    "they" is also read with the previous sentence's simple plural subject in its place
+    (:func:`resolve_leading`); the hit's offsets are then those of the pronoun in the unit's own text.
 
     Args:
         strict_negation: ignored (lines and misconceptions now share one mechanism); kept so that
@@ -208,7 +217,7 @@ def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> 
                             and not scope[0].list_item and not units_[i - 1].list_item else "")
                 if not _said_of(ev, text, combo[-1][0], previous):
                     continue
-            return Hit(scope, _back(shift, start), _back(shift, end))
+            return Hit(scope, _back(shift, start), _back(shift, end, end=True))
     return None
 
 

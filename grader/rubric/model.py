@@ -31,8 +31,11 @@ class Evidence:
         sentences: 1, or 2 to let the patterns spread over two consecutive sentences of one paragraph.
         unless: a match anywhere in the sentence cancels the evidence.
         unless_near: a match inside the matched span cancels it.
-        negatable: a negation just before or inside the span cancels it (``False`` when the pattern
-            itself says "not").
+        negatable: how negations inside the matched span count (:mod:`.assertions` gives their scope).
+            ``True``: a negation whose scope covers a matched piece cancels it, unless the pattern itself
+            spells the cue (it no longer matches with the cue's words blanked out). ``False``: besides,
+            every negation cue inside the matched span belongs to the evidence (the pattern says "not" in
+            a gap). Doubt, attribution, questions, suppositions, refutation and framing cancel either way.
         about, rivals: the thing the property must be said of: the nearest mention of ``about`` or
             ``rivals`` before the property (else after it, else in the previous sentence) must be ``about``.
         part: lines with several parts are earned only when every part has evidence.

@@ -17,6 +17,14 @@ Two general rules decide, with no list of foreign words:
    ``analogy`` when it speaks of the lesson's picture (a person, team, lawyer, reviewer, contract, notes);
    else ``off-topic``. An analogy sentence counts for a concept only when it maps the picture onto the
    model ("each person is a head"): :func:`mapped`.
+3. *Names.* "BERT" and "GPT" are weak anchors only in a sentence that also speaks of models or text (a
+   strong anchor, or model, mask, sentence, words, context, input, training, layer, ...): "Bert looks in
+   both directions before crossing the street" is a person, whatever the paragraph around it.
+4. *Foreign actors.* A sentence that relies on its paragraph (no anchor beyond the matched words) earns
+   nothing when a noun phrase after "the/these/his/..." names something outside the lesson (not a domain,
+   picture or general word, not after a preposition): "nobody assigns **the cooks** their jobs; they learn
+   their roles during training" (:func:`foreign_agents`). The word lists are of the lesson and of general
+   words ("the paper", "the same", "the rest"), never of foreign things.
 
 :func:`anchored` says whether a match has anchors beyond its own words (a match without them needs a
 domain sentence in its paragraph and at least one domain word of its own), :func:`topical` gives the flag
