@@ -335,7 +335,7 @@ def test_a_report_of_an_endorsed_authority_still_earns(text, line):
 @pytest.mark.parametrize("after", [
     "But I am not convinced.", "I have my doubts.", "That is their claim, not mine.", "I would not commit either way.",
     "I have not checked any of this.", "I am not sure it is right.", "Maybe.", "I leave that to the lecturer.",
-    "That is the common view; I am not sure it is right.", "I'm not sure.",
+    "That is the common view; I am not sure it is right.", "I'm not sure.", "I am not sure about that.",
 ])
 def test_a_distancing_sentence_retracts_the_one_before(after):
     assert "heads_parallel" not in lines_earned(f"The heads run in parallel on the same tokens. {after}")
@@ -363,6 +363,9 @@ def test_distancing_reaches_back_one_sentence_unless_it_says_all_of_this():
     ("The heads run in parallel on the same tokens. I am not sure that they share weights.", "heads_parallel"),
     ("The heads run in parallel on the same tokens. Maybe each head also has its own weights.", "heads_parallel"),
     ("The heads run in parallel on the same tokens. That is why the layer is fast.", "heads_parallel"),
+    ("The heads run in parallel on the same tokens. I am not sure how much faster that is.", "heads_parallel"),
+    ("The heads run in parallel on the same tokens. I have my doubts about the speed gain.", "heads_parallel"),
+    ("The heads run in parallel on the same tokens, but I may be wrong.", "heads_parallel"),  # a hedge, not a retraction
 ])
 def test_doubt_about_something_else_keeps_the_assertion(text, line):
     assert line in lines_earned(text)
@@ -444,3 +447,4 @@ def test_foreign_agents():
     assert foreign_agents(N("Bert looks both ways before crossing the street.")) == ["street"]
     assert foreign_agents(N("In the lecture we saw that the heads run on the same input.")) == []
     assert foreign_agents(N("The paper shows the learned weights of the rest of the model.")) == []
+    assert foreign_agents(N("One head links a pronoun and the noun it refers to.")) == []  # the lesson's words

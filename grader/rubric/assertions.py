@@ -172,8 +172,11 @@ _REFUTE_NEXT = re.compile(
 #: A sentence (or a clause after "but") that distances the student from what came before it.
 _DISTANCE = re.compile(
     r"(?:^|[;:]\s*|\b(?:but|yet|though|and|still|then again)\s+)(?:"
-    r"i(?: am|'m) (?:not (?:so |entirely |completely |really |at all |fully )?(?:sure|certain|convinced)|unsure|unconvinced|"
-    r"sceptical|skeptical|doubtful)|i have (?:my |some |serious |real |strong )?doubts|"
+    r"(?:i(?: am|'m) (?:not (?:so |entirely |completely |really |at all |fully )?(?:sure|certain|convinced)|unsure|"
+    r"unconvinced|sceptical|skeptical|doubtful)|i have (?:my |some |serious |real |strong )?doubts)"
+    r"(?=\s*(?:[.!,;]|$|(?:about|of) (?:it|that|this|them|these|those|all (?:of )?this)\b|(?:that|if|whether) (?:it|this|"
+    r"that|they|these|those) (?:is|are|was|were|holds?|works?)\b|(?:it|this|that|they) (?:is|are|was|were|holds?)\b|"
+    r"either way|at all|yet))|"
     r"i (?:doubt|question) (?:it|that|this|them|these|those)\b|i (?:do not|did not) (?:buy|believe|trust) (?:it|that|this|them)\b|"
     r"(?:that|this|it) is (?:only |just )?(?:their|his|her|the authors'|other people's) (?:claim|view|opinion|idea|story|theory)|"
     r"i would not (?:commit|bet|swear|vouch|rely|put money)|i have not (?:checked|verified|confirmed|tested|looked)|"

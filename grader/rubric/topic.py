@@ -98,6 +98,8 @@ _GENERIC = frozenset("""
 lecture lecturer lectures teacher professor lesson class course paper papers article book textbook slides figure diagram example
 examples picture analogy question answer exercise author authors end rest way idea point case time start
 beginning top bottom thing things difference reason
+noun nouns pronoun pronouns verb verbs subject subjects object objects adjective adjectives adverb clause phrase
+grammar syntax meaning name names term terms date dates detail details kind kinds type types order
 """.split())
 #: Words that lead to the noun of a phrase rather than being it ("the same input", "the learned weights").
 _ADJECTIVES = frozenset("""
