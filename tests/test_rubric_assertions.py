@@ -437,7 +437,8 @@ def test_the_heads_or_the_mapped_picture_learn_their_roles():
     for text in (CONTEXT + "Nobody assigns the heads their jobs; they learn their roles during training.",
                  CONTEXT + "Each head has its own weights. They learn their roles during training.",
                  CONTEXT + "In the picture each person is a head, but the heads learn their roles during training.",
-                 "Attention heads are not told what to look for: they learn their roles during training."):
+                 "Attention heads are not told what to look for: they learn their roles during training.",
+                 CONTEXT + "Each head computes the scores itself; nobody assigns the heads their jobs."):
         assert "analogy_limits" in lines_earned(text), text
 
 

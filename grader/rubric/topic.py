@@ -66,6 +66,8 @@ size width sentence sentences text word words computation computations signal in
 feature features space input inputs output outputs result results pattern patterns relation relations
 relationship relationships dimension dimensions part parts slice slices chunk chunks piece pieces them it each
 all one two three four eight twelve h n x f i layer stack copies copy work cost compute point job jobs role roles
+score scores probability probabilities distribution distributions representation representations activation
+activations context meaning sum sums product products average mixture combination speed memory
 """.split())
 _OF = re.compile(r"\s+of\s+(?:(?:the|a|an|this|that|these|those|his|her|their|its|our|some|every|each|all|one)\s+)*"
                  r"([^\W\d_][\w'-]*)")
