@@ -32,6 +32,7 @@ from .overrides import apply_overrides, check_before_grading, load_overrides, re
 from .report import write_atomic
 from .results import SubmissionResult
 from .rubric import groups as review
+from .rubric import peers
 
 def _remove_stale_scratch() -> None:
     """Remove what batches killed with SIGKILL left in the temp folder (workers' scratch folders,
@@ -146,9 +147,14 @@ def _run_found(exercise: exercises.Exercise, found: lms.Found, out: Path, *, job
             except BaseException:
                 wind_down()
                 raise
+        similar = peers.batch_pairs(exercise.root, texts)  # copying between students: flagged, never scored
+        if similar is not None:
+            _flag_similar(book, out, similar)
+            write_atomic(out / "similar_answers.csv", peers.to_csv(similar))
         book.write_csv(out / "grades.csv")
         rows = book.rows()
-        write_atomic(out / "index.html", overview.render(exercise, rows, review.review_groups(rows, texts)))
+        write_atomic(out / "index.html", overview.render(exercise, rows, review.review_groups(rows, texts),
+                                                         similar=peers.for_overview(similar or [])))
         for row in rows:  # what needs the instructor's eye, once, at the end
             if row["status"] != "graded":
                 click.echo(f"{row['status']}: {row['student']!r}: {row['error'][:300]}")
@@ -195,6 +201,21 @@ def _write_outputs(out: Path, student: str, result: SubmissionResult) -> None:
     """Write a student's JSON, Gradescope JSON and report; all are rendered before any is written,
     so a failure leaves none of them (rather than some that disagree with the gradebook)."""
     write_outputs(out, output_files(student, result))
+
+
+def _flag_similar(book: Gradebook, out: Path, pairs: list) -> None:
+    """Flag both students of every similar pair for review and rewrite their outputs; points are unchanged
+    (who copied whom is unknown): see :mod:`grader.rubric.peers`."""
+    reasons: dict[str, list[str]] = {}
+    for pair in pairs:
+        for student in (pair.a, pair.b):
+            reasons.setdefault(student, []).append(peers.review_reason(pair, student))
+    for row in book.rows():
+        result = row["result"]
+        if row["student"] in reasons and result is not None:
+            result.needs_review = list(dict.fromkeys([*result.needs_review, *reasons[row["student"]]]))
+            book.record(row["student"], row["status"], result=result, error=row["error"])
+            _write_outputs(out, row["student"], result)
 
 
 def _merge_overrides(book: Gradebook, out: Path, decisions: dict, texts: dict[str, str]) -> None:

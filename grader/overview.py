@@ -101,9 +101,12 @@ def _plots(stats: dict) -> dict[str, str]:
     return plots
 
 
-def render(exercise: Exercise, rows: list[dict], review_groups: list | None = None) -> str:
+def render(exercise: Exercise, rows: list[dict], review_groups: list | None = None, *,
+           similar: list[dict] | None = None) -> str:
     """The whole ``index.html`` as one self-contained page; ``review_groups``: the batch's
-    :func:`grader.rubric.groups.review_groups` (shown for a rubric exercise, see overview_groups.html.j2)."""
+    :func:`grader.rubric.groups.review_groups` (shown for a rubric exercise, see overview_groups.html.j2);
+    ``similar``: :func:`grader.rubric.peers.for_overview` of its similar pairs (overview_similar.html.j2)."""
     stats = summarise(rows)
     return _environment().get_template("overview.html.j2").render(
-        exercise=exercise, rows=rows, stats=stats, plots=_plots(stats), review_groups=review_groups or [])
+        exercise=exercise, rows=rows, stats=stats, plots=_plots(stats), review_groups=review_groups or [],
+        similar_answers=similar or [])

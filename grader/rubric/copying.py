@@ -23,10 +23,10 @@ Points scale with the share (:meth:`CopySettings.factor`), no cliff: see ``[copy
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import unicodedata
+import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -89,6 +89,11 @@ def _stem(word: str) -> str:
     return _STEM.stemWord(word)
 
 
+@lru_cache(maxsize=1 << 16)
+def _fold(word: str) -> str:  # Snowball in pure Python takes ~50 us a word; a batch's vocabulary is small
+    return _stem(unicodedata.normalize("NFKC", word).casefold())
+
+
 def _build_tables() -> tuple[dict[tuple[str, ...], str], int]:
     table: dict[tuple[str, ...], str] = {}
     for canon, variants in SYNONYMS.items():
@@ -104,6 +109,7 @@ def _build_tables() -> tuple[dict[tuple[str, ...], str], int]:
 
 
 _PHRASES, _LONGEST = _build_tables()
+_FIRSTS = frozenset(k[0] for k in _PHRASES if len(k) > 1)
 _STOP_STEMS = frozenset(_stem(w) for w in STOP)
 
 
@@ -127,6 +133,7 @@ class CopySettings:
     rubric_zero_share: float = 0.9
     rubric_review: float = 0.5
     peer_share: float = 0.4
+    peer_min_words: int = 30
 
     @classmethod
     def from_table(cls, table: dict, where: str) -> CopySettings:
@@ -203,8 +210,8 @@ def plain_text(markdown: str) -> str:
     return "\n".join(b.text for b in blocks(markdown)[0])
 
 
-def _hash(words: tuple[str, ...]) -> int:
-    return int.from_bytes(hashlib.blake2b(" ".join(words).encode(), digest_size=8).digest(), "big")
+def _hash(words: tuple[str, ...]) -> int:  # CRC-32: stable across processes, fast; a rare collision costs nothing
+    return zlib.crc32(" ".join(words).encode())
 
 
 @lru_cache(maxsize=2048)
@@ -217,21 +224,20 @@ def prepare(plain: str, k: int = 3, window: int = 4) -> Text:
             at = plain.find(piece, line_start)
             at = line_start if at < 0 else at
             for m in _PIECE.finditer(piece):
-                word = unicodedata.normalize("NFKC", m.group()).casefold()
-                raw.append((_stem(word), at + m.start(), at + m.end(), sentence))
+                raw.append((_fold(m.group()), at + m.start(), at + m.end(), sentence))
             sentence += 1
     tokens: list[Token] = []
+    stems = [r[0] for r in raw]
     i = 0
     while i < len(raw):
-        for n in range(min(_LONGEST, len(raw) - i), 0, -1):  # the longest phrase of the table first
-            key = tuple(r[0] for r in raw[i:i + n])
-            if n > 1 and (key not in _PHRASES or raw[i][3] != raw[i + n - 1][3]):
-                continue
-            canon = _PHRASES.get(key, key[0]) if n > 1 else _PHRASES.get(key, raw[i][0])
-            if n > 1 or (canon not in _STOP_STEMS and (len(canon) > 1 or canon.isdigit())):
-                tokens.append(Token(canon, raw[i][1], raw[i + n - 1][2], raw[i][3]))
-            i += n
-            break
+        n = 1
+        if stems[i] in _FIRSTS:  # the longest phrase of the table first, inside one sentence
+            n = next((m for m in range(min(_LONGEST, len(raw) - i), 1, -1)
+                      if tuple(stems[i:i + m]) in _PHRASES and raw[i][3] == raw[i + m - 1][3]), 1)
+        canon = _PHRASES.get(tuple(stems[i:i + n]), stems[i])
+        if n > 1 or (canon not in _STOP_STEMS and (len(canon) > 1 or canon.isdigit())):
+            tokens.append(Token(canon, raw[i][1], raw[i + n - 1][2], raw[i][3]))
+        i += n
     canons = [t.canon for t in tokens]
     hashes = tuple(_hash(tuple(canons[j:j + k])) for j in range(len(canons) - k + 1))
     by_sentence: dict[int, list[int]] = {}
@@ -300,13 +306,18 @@ def _match_sentences(a: Text, b: Text, settings: CopySettings, pairs: dict[int, 
     only next to another that matches (this way or by its k-grams, for at least half its words).
     """
     b_sets = [b.sentence_set(s) for s in range(len(b.sentences))]
+    holding: dict[str, set[int]] = {}
+    for t, words in enumerate(b_sets):
+        for w in words:
+            holding.setdefault(w, set()).add(t)
     found: dict[int, tuple[int, int]] = {}
     for s, idx in enumerate(a.sentences):
         mine = a.sentence_set(s)
         if len(mine) < settings.sentence_min_words or all(i in pairs for i in idx):
             continue
         best, best_t, best_w = 0.0, -1, 1
-        for t in range(len(b_sets)):
+        near = set().union(*(holding.get(w, ()) for w in mine))
+        for t in sorted(near | {t - 1 for t in near if t > 0}):  # sentences (or pairs) that hold some of its words
             for w in (1, 2):
                 if t + w > len(b_sets):
                     continue
