@@ -39,7 +39,7 @@ def concept_check(line: rubric.Line):
         if r.earned:
             raise CheckFailure(
                 f"Found ({found}), but not counted: {a.cap_reason}, so at most "
-                f"{RUBRIC.cap_points:g} of {RUBRIC.max_total:g} points are given.", details=details)
+                f"{a.cap_points:g} of {RUBRIC.max_total:g} points are given.", details=details)
         if r.quotes:
             raise CheckFailure(f"Only part of it: {found}; missing: {', '.join(r.missing_parts)}.",
                                details=details)

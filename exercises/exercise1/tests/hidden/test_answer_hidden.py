@@ -25,7 +25,7 @@ def test_answer_is_substantive(submission, request):
     if a.problems:
         text = "; ".join(a.problems + a.notes)
         consequence = ("So the 'no misconception' points are not given" +
-                       (f", and at most {RUBRIC.cap_points:g} of {RUBRIC.max_total:g} points are counted"
+                       (f", and at most {a.cap_points:g} of {RUBRIC.max_total:g} points are counted"
                         if a.cap_reason else ""))
         raise CheckFailure(f"{text[0].upper()}{text[1:]}. {consequence}.", details=details)
     record(request, f"{a.words} words" + "".join(f"; {n}" for n in a.notes) + ".", details)
