@@ -25,7 +25,8 @@ EN_1 = ("Multi-head attention runs several heads in parallel over the same token
         "query, key and value projections, so that the heads can look for different things in the sentence.")
 EN_2 = ("The block adds an MLP that works on each token on its own, and a residual connection and a layer norm "
         "are wrapped around both parts; many such blocks are stacked on top of each other.")
-EN_3 = "BERT lets every token attend to all the others, while GPT uses a causal mask so that a token sees only the past."
+EN_3 = ("BERT lets every token attend to all the others, while GPT uses a causal mask so that a token sees only "
+        "the past.")
 PT_1 = ("A atenção de múltiplas cabeças executa várias cabeças em paralelo sobre os mesmos tokens, e cada cabeça "
         "tem as suas próprias projeções de query, key e value.")
 PT_2 = ("O bloco tem um MLP que trabalha em cada token separadamente, e uma conexão residual com layer norm em "
@@ -264,3 +265,13 @@ def test_the_readme_states_the_numbers_of_the_form_checks():
     assert f"every paragraph of {SPEC.paragraph_min_words} words or more reads as English" in text
     assert f"at least {SPEC.min_prose_share:.0%}" not in text and "at least half of your words" in text
     assert SPEC.min_prose_share == 0.5
+
+
+def test_exercise4_explanation_written_is_the_section_with_own_text():
+    ex4 = ROOT / "exercises" / "exercise4"
+    spec, template = structure.load_spec(ex4 / "exercise.toml"), (ex4 / "skeleton" / "report.md").read_text()
+    assert structure.unanswered(template, template, spec) == ["'## Explanation' has no answer of your own"]
+    solution = (ROOT / "solutions" / "exercise4" / "report.md").read_text(encoding="utf-8")
+    assert structure.unanswered(solution, template, spec) == []
+    no_section = solution[:solution.index("## Explanation")]
+    assert structure.unanswered(no_section, template, spec) == ["'## Explanation' is missing"]

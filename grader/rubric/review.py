@@ -62,7 +62,7 @@ def penalty_of(reason: str) -> float:
 def confidence(reasons: list[str], penalties: dict[str, float] | None = None) -> float:
     """``1 - max(penalty)`` over ``reasons`` (1.0 for none); ``penalties`` gives a reason's own penalty."""
     penalties = penalties or {}
-    return 1.0 - max((penalties.get(r, penalty_of(r)) for r in reasons), default=0.0)
+    return min(1.0, max(0.0, 1.0 - max((penalties.get(r, penalty_of(r)) for r in reasons), default=0.0)))
 
 
 @lru_cache(maxsize=8)

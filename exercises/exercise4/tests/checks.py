@@ -19,7 +19,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from exercises.exercise4.tests import plots, report_md, settings
 from exercises.exercise4.tests.runs import Runs, describe_run, run_label, trained_enough, verified_run
@@ -27,7 +26,6 @@ from exercises.exercise4.tests.structure import (ATOL, MODE_CHECKS, MODE_WORDS, 
                                                  check_block, check_gpt, draw_x, export_gpt, mistakes, record,
                                                  reference, reference_gpt, torch_generator)
 from grader.rubric import structure
-from grader.plugin import CheckFailure
 
 #: Test functions every behavioural check depends on.
 GATES = ["test_model_loads", "test_contract"]

@@ -69,7 +69,8 @@ def test_written_in_english(submission, request):
     """Every paragraph of answer.md is in English."""
     foreign = structure.foreign_paragraphs(answer_text(submission), SPEC)
     if foreign:
-        where = "; ".join(f"paragraph {i} ({quote(start + ' ...', 80)}) reads like {lang}" for i, start, lang in foreign)
+        where = "; ".join(f"paragraph {i} ({quote(start + ' ...', 80)}) reads like {lang}"
+                          for i, start, lang in foreign)
         raise CheckFailure(f"Not in English: {where}.", details={"paragraphs": [i for i, _, _ in foreign]})
     record(request, "Every paragraph reads as English.")
 
