@@ -18,6 +18,10 @@ with a ``stance`` and the cues that gave it:
     - "no", "without", "instead of", "rather than" inside a clause cover only their noun phrase:
       "the MLP works on each token with *no mixing between tokens*" asserts the MLP works on each token;
       "*without residuals* every block must carry the whole signal" asserts what every block must do;
+    - a denial of a role covers its whole sub-clause, subject included: "*warm-up is irrelevant to it*",
+      "is unnecessary", "is not needed", "is no different", "has nothing to do with", "plays no role",
+      "makes no difference", "does not matter", "leaves ... untouched/unchanged/unaffected" (the cue is the
+      last word: evidence that spells "untouched" owns it, "the residual leaves the gradient untouched");
     - not a negation: "not only", "not just", "no more than", "no less than", "no matter", "whether or not";
     - a negation inside a "that"-clause stays there: "I believe that heads do not share weights" asserts
       "I believe"; double negations are not cancelled ("it is not true that heads do not ...": negated).
@@ -110,6 +114,18 @@ _NOT_NEGATION = re.compile(r"\bnot (?:only|just|merely)\b|\bno (?:more|less|fewe
                            r"\bwhether or not\b|\bno doubt\b|\bnothing but\b|\bnot least\b")
 _VERBAL = re.compile(r"\b(?:not|never|nor|neither|nobody|no one|no-one|none|nothing|no longer)\b")
 _PHRASAL = re.compile(r"\b(?:no|without|instead of|rather than)\b")
+#: Words that deny a thing's role rather than negating a verb: they cover their whole sub-clause, subject included
+#: ("warm-up *is irrelevant* to it", "the additions *make no difference*", "a layer norm leaves the gradient
+#: *untouched*": the cue is the last word, so evidence that spells "untouched" owns it).
+_DENIAL = re.compile(
+    r"\b(?:is|are|was|were|be|being|been|seems?|seemed|becomes?|became|remains?|remained)\s+(?:(?:completely|entirely|"
+    r"totally|quite|largely|simply|just|really|actually|mostly|basically)\s+)?(?:irrelevant|unnecessary|unneeded|"
+    r"superfluous|pointless|redundant|unimportant|immaterial|no different|not (?:needed|necessary|required|important|"
+    r"essential|relevant|involved)|of no (?:importance|consequence|use))\b"
+    r"|\b(?:has|have|had)\s+(?:nothing|little)\s+to do with\b|\bplay(?:s|ed)?\s+(?:no|little)\s+(?:role|part)\b"
+    r"|\bmak(?:es?|ing)\s+(?:no|little)\s+difference\b|\bmade\s+(?:no|little)\s+difference\b"
+    r"|\b(?:does|do|did)\s+not\s+(?:matter|make (?:a|any) difference)\b"
+    r"|\bleav(?:es?|ing)\b(?:\s+[\w'-]+){1,5}?\s+(?P<left>untouched|unchanged|unaffected|alone)\b")
 _NP_STOP = re.compile(r"(?:is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|must|should|"
                       r"may|might|shall|gets?|needs?)$")
 _NP_NEW = re.compile(r"(?:every|each|all|both|it|they|he|she|we|you|this)$")
@@ -260,6 +276,12 @@ def _negations(text: str, seg: tuple[int, int], subs: list[tuple[int, int]]) -> 
                 word = re.match(r"\S+", text[m.end():sub[1]].lstrip())
                 scope = (m.start(), _np_end(text, m.end(), sub[1]) if word else m.end())
             out.append(Cue("negated", m.start(), m.end(), *scope))
+    for m in _DENIAL.finditer(text, *seg):  # a denied role: the subject is denied too
+        if any(a <= m.start() < b for a, b in blocked):
+            continue
+        sub = next(s for s in subs if s[0] <= m.start() < s[1])
+        own = m.span("left") if m.group("left") else m.span()
+        out.append(Cue("negated", *own, sub[0], max(sub[1], m.end())))
     return out
 
 

@@ -122,13 +122,12 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
 
 def _owner(ev: Evidence, text: str, combo) -> callable:
     """Which negation cues belong to the evidence: those its patterns spell (and, with ``negatable = false``,
-    any inside the matched span)."""
-    start, end = min(s for s, _ in combo), max(e for _, e in combo)
+    any inside a piece's own matched text: the pattern asked for it, not a negation between the pieces)."""
 
     def owned(cue: Cue) -> bool:
         if cue.stance != "negated":
             return False
-        if not ev.negatable and start <= cue.start < end:
+        if not ev.negatable and any(s <= cue.start and cue.end <= e for s, e in combo):
             return True
         for pattern, (s, e) in zip(ev.patterns, combo):
             if s <= cue.start and cue.end <= e:  # does the pattern still match without the cue's words?
@@ -137,6 +136,21 @@ def _owner(ev: Evidence, text: str, combo) -> callable:
                     return True
         return False
     return owned
+
+
+def _denied_around(ev: Evidence, text: str, found: tuple[Clause, ...], combo, owned) -> bool:
+    """Whether a stretch the student does not assert lies in the combination's span and itself holds a match of
+    one of the evidence's patterns: the pieces were picked around a denied statement of the concept ("post-norm
+    does *not put a normalisation in the gradient's way*: a layer norm on the stream leaves ..."). Cues the
+    evidence owns ("*without residuals* every block ...") and rule antecedents do not count."""
+    start, end = min(s for s, _ in combo), max(e for _, e in combo)
+    cues = {q for c in found for q in c.cues if q.covers(start, end) and not q.rule and not owned(q)}
+    for q in cues:
+        for pattern in ev.patterns:
+            if any(q.scope_start <= m.start() and m.end() <= q.scope_end and (m.start(), m.end()) not in combo
+                   for m in pattern.finditer(text)):
+                return True
+    return False
 
 
 def _asserted_match(pattern: re.Pattern, text: str, found: tuple[Clause, ...]) -> bool:
@@ -207,7 +221,8 @@ def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> 
             if any(asserted(found, [(start + m.start(), start + m.end())])
                    for p in ev.unless_near for m in p.finditer(text[start:end])):
                 continue
-            if not asserted(found, list(combo), owned=_owner(ev, text, combo)):
+            owned = _owner(ev, text, combo)
+            if not asserted(found, list(combo), owned=owned) or _denied_around(ev, text, found, combo, owned):
                 continue
             if not _in_domain(scope, norms, combo, units_, index):
                 continue
