@@ -8,7 +8,7 @@ from .assertions import Clause, Cue, asserted, clauses, distancing
 from .model import Evidence
 from .read import FUNCTION_WORDS
 from .sentences import Unit
-from .topic import anchored, foreign_agents, mapped, misused, topical
+from .topic import anchored, bound_and_mixed, foreign_agents, mapped, misused, topical
 
 
 @dataclass
@@ -164,6 +164,11 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
     text = " ".join(norms)
     if any(misused(text, s, e) for s, e in combo):
         return False
+    lo = 0
+    for norm in norms:  # a sentence holding a piece that binds a term to a foreign thing and mixes in more
+        if any(lo <= s < lo + len(norm) for s, _ in combo) and bound_and_mixed(norm):
+            return False
+        lo += len(norm) + 1
     if len(norms) == 2:  # a pair: the sentence holding a piece is not anchored by its neighbour's words alone
         cut = len(norms[0]) + 1
         for k, (lo, hi) in enumerate(((0, cut - 1), (cut, len(text)))):

@@ -34,8 +34,12 @@ class Evidence:
         negatable: how negations inside the matched span count (:mod:`.assertions` gives their scope).
             ``True``: a negation whose scope covers a matched piece cancels it, unless the pattern itself
             spells the cue (it no longer matches with the cue's words blanked out). ``False``: besides,
-            every negation cue inside the matched span belongs to the evidence (the pattern says "not" in
-            a gap). Doubt, attribution, questions, suppositions, refutation and framing cancel either way.
+            every negation cue inside a piece's own matched text belongs to the evidence (the pattern says
+            "not" in a gap); a negation between the pieces still cancels ("without residuals the blocks do
+            *not have to carry the whole signal*"). Doubt, attribution, questions, suppositions, refutation
+            and framing cancel either way. Either way, a combination of pieces picked around a stretch the
+            student does not assert, which itself holds a match of one of the patterns, earns nothing
+            (:func:`.concepts.find`).
         about, rivals: the thing the property must be said of: the nearest mention of ``about`` or
             ``rivals`` before the property (else after it, else in the previous sentence) must be ``about``.
         part: lines with several parts are earned only when every part has evidence.

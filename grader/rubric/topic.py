@@ -25,6 +25,13 @@ Two general rules decide, with no list of foreign words:
    picture or general word, not after a preposition): "nobody assigns **the cooks** their jobs; they learn
    their roles during training" (:func:`foreign_agents`). The word lists are of the lesson and of general
    words ("the paper", "the same", "the rest"), never of foreign things.
+5. *Mixed.* A term is also bound by an apposition ("post-norm**, the neighbour's fence,**", "the transformer**,
+   a toy robot from 1984,**") and through one domain noun ("unigram level **of the pond**"). A sentence that
+   binds a term so and names two or more foreign concrete nouns (:func:`foreign_nouns`: heads of noun phrases
+   after an article, possessive or "of" that are no domain, picture, general, adjective or abstract word)
+   earns nothing (:func:`bound_and_mixed`). :func:`mixed_share` measures, for review routing, the share of an
+   answer's words in sentences that mix the lesson's terms with two or more foreign nouns; comparisons ("like a
+   library", "think of it as"), the lesson's picture and "each head is a musician" are analogies, not mixing.
 
 :func:`anchored` says whether a match has anchors beyond its own words (a match without them needs a
 domain sentence in its paragraph and at least one domain word of its own), :func:`topical` gives the flag
@@ -68,6 +75,11 @@ relationship relationships dimension dimensions part parts slice slices chunk ch
 all one two three four eight twelve h n x f i layer stack copies copy work cost compute point job jobs role roles
 score scores probability probabilities distribution distributions representation representations activation
 activations context meaning sum sums product products average mixture combination speed memory
+run runs table experiment experiments step steps curve curves plot plots schedule rate rates level levels depth
+character characters letter letters frequency frequencies corpus batch batches epoch epochs iteration iterations
+baseline seed seeds path paths way route direction scale magnitude variance mean noise start end update updates
+connection connections addition additions shortcut shortcuts image images pixel pixels filter filters state states
+bottleneck gelu relu cnn rnn lstm code function functions equation equations formula grader setting settings dataset
 """.split())
 _OF = re.compile(r"\s+of\s+(?:(?:the|a|an|this|that|these|those|his|her|their|its|our|some|every|each|all|one)\s+)*"
                  r"([^\W\d_][\w'-]*)")
@@ -80,11 +92,36 @@ def _is_domain_word(word: str) -> bool:
         or word in _DOMAIN_NOUNS or word in FUNCTION_WORDS
 
 
+_COMPOUND_OF = re.compile(r"\s+(?!of\b)([^\W\d_][\w-]*)(?=\s+of\s)")
+#: An apposition closed by a comma: "post-norm*, the neighbour's fence,*", "the transformer*, a toy robot from 1984,*".
+_APPOSITION = re.compile(r"\s*,\s+(?:the|a|an|my|your|his|her|their|our|its|this|that)\s+([^,;:.!?()]{1,60}?)\s*,")
+
+
+def _apposed(text: str, end: int) -> str:
+    """The head noun of an apposition right after ``end`` that names a foreign thing ("" if none)."""
+    m = _APPOSITION.match(text, end)
+    if not m:
+        return ""
+    head = ""
+    for w in m.group(1).split()[:5]:
+        if w in _PREPOSITIONS or w in FUNCTION_WORDS:
+            break
+        head = re.sub(r"'s?$", "", w)
+    return "" if not head or _general(head) else head
+
+
 def foreign(text: str, start: int, end: int) -> bool:
-    """Whether the domain word ``text[start:end]`` is bound to a foreign noun ("head of lettuce", "head chef")."""
+    """Whether the domain word ``text[start:end]`` is bound to a foreign noun: the head of an "of" phrase
+    ("head of lettuce"; a domain noun may come between: "unigram level of the pond"), "head" before a noun
+    ("head chef"), or an apposition ("post-norm, the neighbour's fence,"; "the transformer, a toy robot,")."""
     word = text[start:end]
     of = _OF.match(text, end)
+    compound = _COMPOUND_OF.match(text, end)
+    if not of and compound and compound.group(1) not in FUNCTION_WORDS and _is_domain_word(compound.group(1)):
+        of = _OF.match(text, compound.end())
     if of and not _is_domain_word(of.group(1)):
+        return True
+    if _apposed(text, end):
         return True
     if word == "head":
         nxt = _AFTER.match(text, end)
@@ -102,11 +139,17 @@ examples picture analogy question answer exercise author authors end rest way id
 beginning top bottom thing things difference reason
 noun nouns pronoun pronouns verb verbs subject subjects object objects adjective adjectives adverb clause phrase
 grammar syntax meaning name names term terms date dates detail details kind kinds type types order
+lot bit bunch couple number part parts sort form set pair series variety range amount amounts day days history
+middle past year years others root
+source story design trick problem downside upside limit maximum minimum price step findings result standard
+variant variants version versions placement setup choice method approach recipe model one ones
 """.split())
 #: Words that lead to the noun of a phrase rather than being it ("the same input", "the learned weights").
 _ADJECTIVES = frozenset("""
 same whole previous next first last full entire exact main usual final new old most left right big small large
 wide narrow long short high low good bad key real true false only basic simple important few several original
+own single second third fourth later earlier larger smaller deeper higher lower bigger longer shorter wider better
+worse modern nice neat cheap
 """.split())
 _ADJECTIVE = re.compile(r"(?:ed|ing|al|ive|ous|ic|ful|able|ible|ent|ant|ary|est)$")
 _PREPOSITIONS = frozenset("of to in on at by for with from into onto over under between among across through "
@@ -140,6 +183,113 @@ def foreign_agents(text: str) -> list[str]:
                          or (of and _is_domain_word(of.group(1)))):
             out.append(head)
     return out
+
+
+_ABSTRACT = re.compile(r"(?<=\w{3})(?:tion|sion|ity|ness|ment|ance|ence|ism|ship|ing|ure|ics|ogy|hood)$|[0-9]")
+
+
+def _general(word: str) -> bool:
+    """Not a foreign thing: a domain, picture or general word, an adjective, or an abstract noun ("-tion", "-ity")."""
+    return (word in _GENERIC or word in _ADJECTIVES or bool(_ADJECTIVE.search(word)) or _is_domain_word(word)
+            or bool(_ABSTRACT.search(word)) or len(word) < 3 or "-" in word or word.endswith(("ly", "wise")))
+
+
+#: Where a noun phrase starts: a determiner or possessive (after a preposition too), or "of" before a bare noun.
+_NP_START = re.compile(r"\b(?:the|a|an|my|your|his|her|their|our|of)\s+")
+#: A sentence that compares: its foreign nouns are the student's picture, not nonsense ("attention is like a
+#: library: the query is what you look for, the keys are the labels on the books").
+_COMPARES = re.compile(r"\b(?:like|as if|as though|just as|similar(?:ly)? to|resembl\w*|think of|imagine|picture|"
+                       r"analog\w*|metaphor\w*|compar\w*|a kind of|a sort of|in the same way|the role of|acts? as|"
+                       r"works? as|serves? as|plays? the)\b")
+
+
+_IS_A = re.compile(r"\b(?:is|are|=|becomes?)\s+(?:just |simply |basically )?(?:a|an|one|the|like|our|my)\s")
+
+
+def _compares(sentence: str) -> bool:
+    """A comparison, the lesson's picture, or a lesson term set equal to a thing ("each head is a musician")."""
+    if _COMPARES.search(sentence) or mapped(sentence) or _PICTURE.search(sentence):
+        return True
+    return any(_STRONG.search(" ".join(sentence[:m.start()].split()[-3:])) or
+               _WEAK.search(" ".join(sentence[:m.start()].split()[-3:])) for m in _IS_A.finditer(sentence))
+
+
+def foreign_nouns(sentence: str) -> list[str]:
+    """Concrete nouns of a normalised sentence that name things outside the lesson ("my garden", "of ivy", "the
+    neighbour's fence", "a toy robot"), in order, without repeats: the head of each noun phrase after a
+    determiner or "of" (adjectives and possessives lead on, up to 3 words) that is not a domain, picture or
+    general word, an adjective or an abstract noun. No list of foreign words: only the lesson's and general ones.
+    """
+    out: list[str] = []
+    for m in _NP_START.finditer(sentence):
+        head, at = "", m.end()
+        for _ in range(3):
+            w = re.match(r"([^\W\d_][\w'-]*)", sentence[at:])
+            if not w or w.group(1) in FUNCTION_WORDS:
+                break
+            word = w.group(1)
+            head, at = re.sub(r"'s?$", "", word), at + w.end()
+            if word.endswith("'s") and not _general(head) and head not in out:
+                out.append(head)  # "the neighbour's fence": the owner is a thing too
+            nxt = re.match(r" ([^\W\d_][\w'-]*)", sentence[at:])
+            modifier = head in _ADJECTIVES or (_ADJECTIVE.search(head) and not _is_domain_word(head)) \
+                or word.endswith("'s") or "-" in head \
+                or bool(nxt and _is_domain_word(nxt.group(1)) and nxt.group(1) not in FUNCTION_WORDS)
+            if not modifier or not nxt:  # "the dot product", "a two-layer network": the noun comes next
+                break
+            at += 1
+        if head and not _general(head) and head not in out:
+            out.append(head)
+    return out
+
+
+def mixed_sentences(norms: list[str]) -> list[list[str]]:
+    """For each normalised sentence of an answer, the foreign nouns it mixes with the lesson's terms ([] when it
+    does not mix): a sentence mixes when it uses a lesson term (in any sense: "a layer norm of ivy" counts) and
+    names two or more foreign nouns (:func:`foreign_nouns`), unless it compares (like, as if, imagine, think of,
+    the role of, ...), speaks of the lesson's picture (a person, team, contract, reviewer, notes) or sets a lesson
+    term equal to a thing ("each head is a musician in an orchestra": the student's own analogy, mapped). Nouns of an earlier comparing
+    sentence stay the student's picture in later ones, and a later sentence that shares one of them continues it
+    ("Attention is like a meeting. In the meeting, the chair ...").
+    The lesson's picture (team, contract, lawyers, notes, reviewers) is never foreign.
+    """
+    pictured: set[str] = set()
+    out = []
+    for norm in norms:
+        nouns = foreign_nouns(norm)
+        if _compares(norm) or pictured.intersection(nouns):
+            pictured.update(nouns)
+            out.append([])
+            continue
+        nouns = [n for n in nouns if n not in pictured]
+        uses_terms = bool(_STRONG.search(norm) or _WEAK.search(norm))
+        out.append(nouns if uses_terms and len(nouns) >= 2 else [])
+    return out
+
+
+def mixed_share(norms: list[str]) -> float:
+    """Share of the words (0-1) in sentences that mix the lesson's terms with unrelated things
+    (:func:`mixed_sentences`), given the normalised sentences of an answer; 0 for an empty answer. For review
+    routing: "sentences mixing the lesson's terms with unrelated things (garden, pond, ivy)"."""
+    total = sum(len(words(s)) for s in norms)
+    mixed = sum(len(words(s)) for s, nouns in zip(norms, mixed_sentences(norms)) if nouns)
+    return mixed / total if total else 0.0
+
+
+def mixed_words(norms: list[str], limit: int = 6) -> list[str]:
+    """The foreign nouns of an answer's mixing sentences, in order, without repeats, at most ``limit``."""
+    out: list[str] = []
+    for nouns in mixed_sentences(norms):
+        out += [n for n in nouns if n not in out]
+    return out[:limit]
+
+
+def bound_and_mixed(sentence: str) -> bool:
+    """Whether a sentence binds one of its lesson terms to a foreign noun (:func:`foreign`) and also names two or
+    more foreign nouns: it is about something else, so none of its words earn ("the original Transformer, a toy
+    robot from 1984, needed a warm-up by the fireplace")."""
+    return bool(misused(sentence, 0, len(sentence))) and len(foreign_nouns(sentence)) >= 2 \
+        and not _compares(sentence)
 
 
 def misused(text: str, start: int, end: int) -> list[str]:

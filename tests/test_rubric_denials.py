@@ -1,0 +1,148 @@
+"""Denials the matcher must see (grader/rubric/concepts.py, assertions.py) and sentences that mix the lesson's terms
+with unrelated things (topic.py), on both exercises' rubrics: each rule with the sentences it must stop and the
+ones it must keep."""
+import pytest
+from conftest import ROOT
+
+from grader import rubric
+from grader.rubric.assertions import stance_of
+from grader.rubric.sentences import split_sentences
+from grader.rubric.topic import bound_and_mixed, foreign, foreign_nouns, mixed_sentences, mixed_share, mixed_words
+
+R1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
+R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
+N = rubric.normalise
+
+
+def earned(r, text):
+    return {k for k, v in rubric.evaluate(r, text).lines.items() if v.earned}
+
+
+def norms(text):
+    return [N(s) for s in split_sentences(text)]
+
+
+# --------------------------------------------------------------------------- 1. pieces picked around a denial
+
+@pytest.mark.parametrize("text, line", [
+    ("Post-norm does not put a normalisation in the gradient's way: a layer norm on the stream leaves the backward "
+     "pass untouched.", "postnorm_in_gradient_path"),
+    ("The residual connections are not what lets the gradient reach the first block; the additions carry nothing "
+     "special backwards, and the gradient at the first block is no different with or without them.", "gradient_path"),
+])
+def test_pieces_around_a_denied_statement_of_the_concept_earn_nothing(text, line):
+    assert line not in earned(R4, text)
+
+
+@pytest.mark.parametrize("r, text, line", [
+    (R1, "In attention, the heads do not run one after another but in parallel.", "heads_parallel"),
+    (R4, "Without residuals, every block must carry the whole signal.", "whole_signal"),
+    # a negated clause inside the span that says nothing of the concept
+    (R4, "Post-norm, which does not change the forward pass much, puts a layer norm in the gradient's way.",
+     "postnorm_in_gradient_path"),
+    (R4, "Post-norm puts a layer norm in the gradient's way, not after it.", "postnorm_in_gradient_path"),
+])
+def test_a_denial_of_something_else_inside_the_span_keeps_the_line(r, text, line):
+    assert line in earned(r, text)
+
+
+# --------------------------------------------------------------------------- 2. negatable = false owns only its pieces' negations
+
+def test_negatable_false_owns_only_negations_inside_its_pieces():
+    assert "whole_signal" not in earned(R4, "Without residuals the blocks do not have to carry the whole signal, "
+                                            "because attention keeps the current character intact anyway.")
+    assert "whole_signal" in earned(R4, "Without residuals every block has to carry the whole signal itself.")
+    # the negation its pattern spells is still its own ("without", "no residual")
+    assert "whole_signal" in earned(R4, "With no residual connection, every block must pass on the whole signal.")
+
+
+# --------------------------------------------------------------------------- 3. denials of a role cover their subject
+
+@pytest.mark.parametrize("sentence, phrase", [
+    ("Warm-up is irrelevant to it.", "warm-up"),
+    ("Warm-up is completely unnecessary for post-norm.", "warm-up"),
+    ("The warm-up is not needed.", "warm-up"),
+    ("The residual has nothing to do with the gradient.", "residual"),
+    ("The layer norm plays no role in the backward pass.", "layer norm"),
+    ("The additions make no difference to the gradient.", "additions"),
+    ("The gradient is no different with or without them.", "gradient"),
+    ("A layer norm on the stream leaves the backward pass untouched.", "backward pass"),
+])
+def test_a_denied_role_negates_its_subject(sentence, phrase):
+    assert stance_of(N(sentence), N(phrase)) == "negated"
+
+
+def test_role_denials_both_ways():
+    assert "warmup" not in earned(R4, "Warm-up is irrelevant to it, and the original Transformer did not need a "
+                                      "learning-rate warm-up.")
+    assert "warmup" in earned(R4, "Post-norm needs warm-up; without it the run diverges.")
+    assert "warmup" in earned(R4, "Post-norm needs warm-up; how long it lasts is irrelevant.")  # a denial elsewhere
+    # "untouched" spelled by the line's own pattern: the residual stream leaving the gradient untouched is the concept
+    assert "gradient_path" in earned(R4, "The residual stream leaves the gradient untouched on its way to the first block.")
+    assert stance_of(N("The heads are not irrelevant."), N("heads")) == "asserted"  # "not irrelevant" is no denial
+
+
+# --------------------------------------------------------------------------- 4. lesson terms bound to or mixed with foreign things
+
+NONSENSE = (
+    "The residual stream in my garden carries rainwater along an uninterrupted path, so the gradient of the lawn "
+    "stays gentle all the way down to the first flower bed. Without it every block of paving has to carry the whole "
+    "signal of the storm, and the frogs only learn letter frequencies at the unigram level of the pond. Post-norm, the "
+    "neighbour's fence, puts a layer norm of ivy in the gradient's way, and at a high learning rate the cat falls off "
+    "it. The original Transformer, a toy robot from 1984, needed a warm-up by the fireplace before it would move.")
+
+
+def test_nonsense_with_the_lessons_terms_earns_nothing_and_is_measured():
+    assert earned(R4, NONSENSE) == set()
+    assert mixed_share(norms(NONSENSE)) == 1.0
+    assert mixed_words(norms(NONSENSE)) == ["garden", "lawn", "flower", "storm", "frogs", "pond"]
+    assert {"ivy", "cat", "fireplace"} <= {w for found in mixed_sentences(norms(NONSENSE)) for w in found}
+
+
+@pytest.mark.parametrize("text, start, word", [
+    ("post-norm, the neighbour's fence, puts a layer norm in the way", 0, "post-norm"),
+    ("the original transformer, a toy robot from 1984, needed a warm-up", 13, "transformer"),
+    ("they only reach the unigram level of the pond", 20, "unigram"),
+    ("a layer norm of ivy", 2, "layer norm"),
+])
+def test_a_term_bound_to_a_foreign_thing(text, start, word):
+    assert foreign(text, start, start + len(word))
+
+
+@pytest.mark.parametrize("text, start, word", [
+    ("post-norm, the variant in the original paper, needs warm-up", 0, "post-norm"),
+    ("the original transformer, the model of the paper, used post-norm", 13, "transformer"),
+    ("the loss stays at the unigram level of the run", 22, "unigram"),
+    ("post-norm, the gradient, and the stream", 0, "post-norm"),
+])
+def test_a_term_in_the_lessons_company_is_not_bound(text, start, word):
+    assert not foreign(text, start, start + len(word))
+
+
+def test_one_foreign_binding_alone_does_not_silence_a_sentence():
+    assert "warmup" in earned(R4, "Post-norm, the variant of the original paper, needs a warm-up.")
+    assert not bound_and_mixed(N("The gradient of the loss reaches the first block through the residual stream."))
+
+
+@pytest.mark.parametrize("text", [
+    # the lesson's picture and common analogies, mapped onto the model
+    "A team reviewing a contract splits the work: each lawyer reads the whole contract and takes notes on dates.",
+    "Attention is like a library: the query is what you look for, the keys are the labels on the shelves.",
+    "Each head is a musician in an orchestra, reading the same score with its own instrument.",
+    "Think of the residual stream as a river and each block as a village that takes water from it.",
+    "Attention is like a meeting where everyone listens. In the meeting, the chair writes the minutes on a board.",
+    # plain answers
+    "With residuals each block adds a small correction to a stream that carries its input forward unchanged.",
+    "The run without residuals stays at the unigram level U in the table after the last step.",
+    "After attention, every token goes through an MLP, a small two-layer feed-forward network with a GELU.",
+    "The score is the dot product of the query with the key, divided by the square root of the key dimension.",
+])
+def test_analogies_and_plain_answers_do_not_mix(text):
+    assert mixed_share(norms(text)) == 0.0, mixed_sentences(norms(text))
+
+
+def test_foreign_nouns_need_two_in_a_sentence_with_the_lessons_terms():
+    assert foreign_nouns(N("The gradient of the lawn reaches my garden.")) == ["lawn", "garden"]
+    assert mixed_share(norms("My cat sat by the fireplace.")) == 0.0  # no lesson term: off-topic, not mixed
+    assert mixed_share(norms("The gradient reaches my garden.")) == 0.0  # one foreign noun is not a mix
+    assert mixed_share([]) == 0.0
