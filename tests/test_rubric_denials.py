@@ -56,6 +56,16 @@ def test_negatable_false_owns_only_negations_inside_its_pieces():
     assert "whole_signal" in earned(R4, "With no residual connection, every block must pass on the whole signal.")
 
 
+@pytest.mark.parametrize("text, earns", [
+    ("Without residuals the model can not get below the unigram level.", True),
+    ("Without residuals the loss never gets below the unigram level U.", True),
+    ("The model without residuals does not learn more than letter frequencies.", True),
+    ("The model without residuals does not stay at the unigram level.", False),  # no bound: a denial
+])
+def test_a_negated_bound_before_a_piece_states_the_limit(text, earns):
+    assert ("unigram_level" in earned(R4, text)) is earns
+
+
 # --------------------------------------------------------------------------- 3. denials of a role cover their subject
 
 @pytest.mark.parametrize("sentence, phrase", [
@@ -99,24 +109,19 @@ def test_nonsense_with_the_lessons_terms_earns_nothing_and_is_measured():
     assert {"ivy", "cat", "fireplace"} <= {w for found in mixed_sentences(norms(NONSENSE)) for w in found}
 
 
-@pytest.mark.parametrize("text, start, word", [
-    ("post-norm, the neighbour's fence, puts a layer norm in the way", 0, "post-norm"),
-    ("the original transformer, a toy robot from 1984, needed a warm-up", 13, "transformer"),
-    ("they only reach the unigram level of the pond", 20, "unigram"),
-    ("a layer norm of ivy", 2, "layer norm"),
+@pytest.mark.parametrize("text, start, word, bound", [
+    ("post-norm, the neighbour's fence, puts a layer norm in the way", 0, "post-norm", True),
+    ("the original transformer, a toy robot from 1984, needed a warm-up", 13, "transformer", True),
+    ("they only reach the unigram level of the pond", 20, "unigram", True),
+    ("a layer norm of ivy", 2, "layer norm", True),
+    # in the lesson's company
+    ("post-norm, the variant in the original paper, needs warm-up", 0, "post-norm", False),
+    ("the original transformer, the model of the paper, used post-norm", 13, "transformer", False),
+    ("the loss stays at the unigram level of the run", 22, "unigram", False),
+    ("post-norm, the gradient, and the stream", 0, "post-norm", False),
 ])
-def test_a_term_bound_to_a_foreign_thing(text, start, word):
-    assert foreign(text, start, start + len(word))
-
-
-@pytest.mark.parametrize("text, start, word", [
-    ("post-norm, the variant in the original paper, needs warm-up", 0, "post-norm"),
-    ("the original transformer, the model of the paper, used post-norm", 13, "transformer"),
-    ("the loss stays at the unigram level of the run", 22, "unigram"),
-    ("post-norm, the gradient, and the stream", 0, "post-norm"),
-])
-def test_a_term_in_the_lessons_company_is_not_bound(text, start, word):
-    assert not foreign(text, start, start + len(word))
+def test_a_term_bound_to_a_foreign_thing(text, start, word, bound):
+    assert foreign(text, start, start + len(word)) is bound
 
 
 def test_one_foreign_binding_alone_does_not_silence_a_sentence():

@@ -120,14 +120,22 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
     return tuple(out)
 
 
+#: A negation before one of these states a bound, not a denial: "can not get *below* the unigram level".
+_BOUND = re.compile(r"\b(?:below|beyond|past|under|above|over|more than|better than|further than|lower than|"
+                    r"less than|other than|except|apart from|anything but)\b")
+
+
 def _owner(ev: Evidence, text: str, combo) -> callable:
     """Which negation cues belong to the evidence: those its patterns spell (and, with ``negatable = false``,
-    any inside a piece's own matched text: the pattern asked for it, not a negation between the pieces)."""
+    any inside a piece's own matched text, where the pattern asked for it, or one that states a bound before a
+    piece: "does not learn *more than* letter frequencies"; not a negation between the pieces otherwise)."""
 
     def owned(cue: Cue) -> bool:
         if cue.stance != "negated":
             return False
-        if not ev.negatable and any(s <= cue.start and cue.end <= e for s, e in combo):
+        if not ev.negatable and any(s <= cue.start and cue.end <= e or  # inside a piece, or a bound before one
+                                    (cue.end <= s and cue.covers(s, e) and _BOUND.search(text, cue.end, s))
+                                    for s, e in combo):
             return True
         for pattern, (s, e) in zip(ev.patterns, combo):
             if s <= cue.start and cue.end <= e:  # does the pattern still match without the cue's words?
