@@ -110,7 +110,7 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     earned_questions = {x.question for x in rubric.lines if lines[x.id].earned}
     misconceptions = {}
     for m in rubric.misconceptions:
-        hit = next((h for h in (find(ev, units_, strict_negation=True) for ev in m.evidence) if h), None)
+        hit = next((h for h in (find(ev, units_) for ev in m.evidence) if h), None)
         misconceptions[m.id] = MisconceptionResult(m.id, m.points, applies=m.question in earned_questions,
                                                    found=hit is not None, quote=hit.quote if hit else "")
 
