@@ -19,7 +19,7 @@ Everything is deterministic, offline and takes milliseconds. Each result names t
 a point, so a student and an instructor can see why.
 """
 from .judge import Assessment, LineResult, MisconceptionResult, assess_file, copy_sources_for, evaluate, load_cached
-from .model import Evidence, Line, Misconception, Rubric, RubricError, load
+from .spec import Evidence, Line, Misconception, Rubric, RubricError, load
 from .read import blocks, normalise, read_text, words
 from .sentences import split_sentences
 

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 
 from .assertions import Clause, Cue, asserted, clauses, distancing
-from .model import Evidence
+from .spec import Evidence
 from .read import FUNCTION_WORDS
 from .sentences import Unit
 from .topic import anchored, bound_and_mixed, foreign_agents, mapped, misused, topical
@@ -199,7 +199,7 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
                         for v in near)
 
 
-def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> Hit | None:
+def find(ev: Evidence, units_: list[Unit], *, denied: bool = False) -> Hit | None:
     """The first place where ``ev`` matches as an assertion, said of the right thing, or None.
 
     Every matched piece must lie in asserting clauses (:mod:`.assertions`): a negated, doubted,
@@ -212,8 +212,9 @@ def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> 
     (:func:`resolve_leading`); the hit's offsets are then those of the pronoun in the unit's own text.
 
     Args:
-        strict_negation: ignored (lines and misconceptions now share one mechanism); kept so that
-            older callers keep working.
+        denied: look for the opposite: the first place where ``ev`` matches in the lesson's sense but is
+            *not* asserted (denied, doubted, asked, ...), e.g. "the heads do not run in parallel"; the
+            review step uses it to find a concept earned in one sentence and denied in another.
     """
     index = {id(u): i for i, u in enumerate(units_)}
     for scope, norms, shift in _candidates(units_, ev.sentences):
@@ -235,7 +236,8 @@ def find(ev: Evidence, units_: list[Unit], *, strict_negation: bool = False) -> 
                    for p in ev.unless_near for m in p.finditer(text[start:end])):
                 continue
             owned = _owner(ev, text, combo)
-            if not asserted(found, list(combo), owned=owned) or _denied_around(ev, text, found, combo, owned):
+            said = asserted(found, list(combo), owned=owned) and not _denied_around(ev, text, found, combo, owned)
+            if said == denied:
                 continue
             if not _in_domain(scope, norms, combo, units_, index):
                 continue

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .concepts import Hit, find
 from .copying import Passage, judge_copy, plain_text, rubric_text
-from .model import Rubric, load
+from .spec import Rubric, load
 from .read import blocks, function_share, read_text, words
 from .review import route
 from .sentences import Unit, units
@@ -92,7 +92,6 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     units_, n_words, cut = units(rubric, blocks_)
     prose_words = sum(len(words(u.norm)) for u in units_ if u.prose)
     prose_share = prose_words / n_words if n_words else 0.0
-    body = " ".join(u.norm for u in units_)
 
     lines: dict[str, LineResult] = {}
     for line in rubric.lines:

@@ -28,13 +28,11 @@ language test in :mod:`.judge`) are scored by :func:`penalty_of`.
 """
 from __future__ import annotations
 
-import dataclasses
 from functools import lru_cache
 from pathlib import Path
 
-from .assertions import asserted, clauses
 from .concepts import find
-from .model import Rubric
+from .spec import Rubric
 from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
 from . import topic
@@ -74,10 +72,10 @@ def _spec(rubric_path: Path) -> AnswerSpec | None:
 def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]]) -> dict[str, str]:
     """Earned lines that another sentence denies: line id -> the denying sentence.
 
-    A sentence denies a line when one of the line's one-sentence pieces of evidence matches it once the
-    evidence may spell a negation itself (``negatable = false``), and that match is not asserted
-    (:func:`.assertions.asserted`: "the heads do not run in parallel" after "several heads run in
-    parallel"). The sentences that earned the line are not looked at.
+    A sentence denies a line when one of the line's one-sentence pieces of evidence matches it in the
+    lesson's sense but not as an assertion (:func:`.concepts.find` with ``denied=True``: "the heads do not
+    run in parallel" after "several heads run in parallel"). The sentences that earned the line are not
+    looked at.
     """
     out = {}
     for line in rubric.lines:
@@ -85,15 +83,12 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
         if quotes is None:
             continue
         for ev in line.evidence:
-            if not ev.negatable or ev.sentences != 1:
+            if ev.sentences != 1:
                 continue
-            bare, pool = dataclasses.replace(ev, negatable=False), list(units_)
-            while line.id not in out and (hit := find(bare, pool)) is not None:
-                u = hit.units[0]
-                pool.remove(u)
-                if not any(u.display in q for q in quotes) and not asserted(clauses(u.norm), [(hit.start, hit.end)]):
-                    out[line.id] = u.display
-            if line.id in out:
+            pool = [u for u in units_ if not any(u.display in q for q in quotes)]
+            hit = find(ev, pool, denied=True)
+            if hit is not None:
+                out[line.id] = hit.units[0].display
                 break
     return out
 

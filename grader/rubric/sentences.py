@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .model import Rubric
+from .spec import Rubric
 from .read import Block, function_share, normalise, words
 
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|al|fig|eq|approx|cf|resp|no|ca|viz|incl|mr|mrs|dr|prof|st|sec)|(?:^|\s)[a-z])\.$",

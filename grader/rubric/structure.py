@@ -3,7 +3,7 @@
 These are the rules of the *public* checks of a written answer (exercise 1's ``answer.md``, exercise 4's
 ``## Explanation``). They ship to students, so nothing here says what a good answer contains: no concept,
 no pattern, no domain word. Their numbers are in the ``[answer]`` table of the exercise's
-``exercise.toml`` (public), which the judge's rubric reads too (:func:`grader.rubric.model.load`), so the
+``exercise.toml`` (public), which the judge's rubric reads too (:func:`grader.rubric.spec.load`), so the
 bundle and the judge count words and sentences the same way::
 
     [answer]

@@ -11,8 +11,12 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:  # imported at run time only where needed (copying -> sentences -> spec)
+    from .copying import CopySettings
 
 
 class RubricError(click.ClickException):
@@ -120,7 +124,7 @@ class Rubric:
 def _structure(path: Path) -> dict:
     """The structural numbers (length, sentences, language) from the public ``exercise.toml`` next to the
     rubric: its ``[answer]`` table, which the public checks read too (:mod:`.structure`)."""
-    from .structure import load_spec  # structure -> sentences -> model: imported when needed
+    from .structure import load_spec  # structure -> sentences -> spec: imported when needed
 
     spec = load_spec(path.parent / "exercise.toml")
     return dict(min_words=spec.min_words, max_words=spec.max_words, suggested=spec.suggested,
@@ -131,7 +135,7 @@ def _structure(path: Path) -> dict:
 
 
 def _copying(table: dict, path: Path) -> CopySettings:
-    from .copying import CopySettings  # copying -> sentences -> model: imported when needed
+    from .copying import CopySettings  # copying -> sentences -> spec: imported when needed
 
     return CopySettings.from_table(table, str(path))
 
