@@ -110,6 +110,18 @@ def _apposed(text: str, end: int) -> str:
     return "" if not head or _general(head) else head
 
 
+def _foreign_noun_at(text: str, at: int) -> bool:
+    """Whether the noun phrase starting at ``at`` names a foreign thing: its adjectives are skipped ("of the
+    *different* positions" is about positions), and a domain word anywhere among its first words counts."""
+    for w in text[at:].split()[:4]:
+        w = re.sub(r"[^\w'-]+$", "", w)
+        if _is_domain_word(w):
+            return False
+        if not (w in _ADJECTIVES or _ADJECTIVE.search(w) or w in ("other", "different", "various", "many")):
+            return True
+    return False
+
+
 def foreign(text: str, start: int, end: int) -> bool:
     """Whether the domain word ``text[start:end]`` is bound to a foreign noun: the head of an "of" phrase
     ("head of lettuce"; a domain noun may come between: "unigram level of the pond"), "head" before a noun
@@ -119,7 +131,7 @@ def foreign(text: str, start: int, end: int) -> bool:
     compound = _COMPOUND_OF.match(text, end)
     if not of and compound and compound.group(1) not in FUNCTION_WORDS and _is_domain_word(compound.group(1)):
         of = _OF.match(text, compound.end())
-    if of and not _is_domain_word(of.group(1)):
+    if of and _foreign_noun_at(text, of.start(1)):
         return True
     if _apposed(text, end):
         return True
