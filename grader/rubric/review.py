@@ -16,6 +16,7 @@ off-topic          0.6      over 30 % of the words in sentences on neither the m
 very short         0.6      fewer than ``min_words`` words, and still earns points
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
+error named        0.5      a misconception (or a 0-point named error) found on a question that earns nothing
 borderline         0.5      the total is within ``review_band`` of the pass mark
 keywords           0.5      mostly keywords (capped)
 partly copied      0.4      a share of the answer is found in a copy source, below "copied"
@@ -37,7 +38,7 @@ from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
 from . import topic
 
-PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "very short": 0.6, "contradiction": 0.5,
+PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "very short": 0.6, "contradiction": 0.5, "error named": 0.5,
            "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "other": 0.5}
 #: First words of the reasons other steps give, and their kind (checked in this order).
 _KIND_OF_REASON = (("partly copied", "partly copied"), ("copied", "copied"), ("mostly keywords", "keywords"),
@@ -108,10 +109,12 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a) -> tuple[float, 
     questions = {x.id: x.question for x in rubric.lines}
     for m in rubric.misconceptions:
         r = a.misconceptions[m.id]
-        if r.found and r.applies:
-            on_q = sorted(k for k in earned if questions[k] == m.question)
+        on_q = sorted(k for k in earned if questions[k] == m.question)
+        if r.found and on_q:
             own[f"contradiction: question {m.question} earns {', '.join(on_q)} but also says that "
                 f"{m.statement}"] = PENALTY["contradiction"]
+        elif r.found:  # a named error is a claim about the student: a person confirms it
+            own[f"error named: the answer says that {m.statement}"] = PENALTY["error named"]
     spec = _spec(rubric.path)
     already_language = any(penalty_of(r) == PENALTY["other language"] for r in a.needs_review)
     if spec is not None and not already_language:

@@ -56,7 +56,7 @@ def misconception_check(m: rubric.Misconception):
     def check(submission, request):
         a = assess(submission)
         r = a.misconceptions[m.id]
-        if not r.applies:
+        if not r.applies and not (r.found and m.points == 0):  # a 0-point named error is always named
             pytest.skip(f"not checked: your answer earns no point on question {m.question} "
                         f"({RUBRIC.questions.get(m.question, '')}), so there is nothing to check")
         details = {"misconception": m.id, "question": m.question, "evidence": [r.quote] if r.quote else []}
@@ -66,5 +66,6 @@ def misconception_check(m: rubric.Misconception):
         record(request, "Your answer does not say this.", details)
 
     check.__name__ = check.__qualname__ = f"test_no_{m.id}"
-    check.__doc__ = f"No misconception: {m.statement}."
+    check.__doc__ = (f"No misconception: {m.statement}." if m.points else
+                     f"No named error: {m.statement} (0 points: the concept it contradicts is lost already).")
     return pytest.mark.check(points=m.points, hint=m.hint, depends=[SUBSTANTIVE_GATE])(check)
