@@ -247,14 +247,25 @@ def test_an_off_topic_answer_is_routed_to_a_person():
     assert [r for r in a.needs_review if r.startswith("off-topic: ")] and a.confidence == pytest.approx(0.4)
 
 
-def test_a_very_short_answer_that_earns_points_is_routed_and_an_empty_one_is_not():
+def test_a_very_short_answer_is_graded_by_its_length_rule_not_routed_and_an_empty_one_is_not_either():
+    # the README's rule (no misconception points under 100 words) decides a short answer: nothing is uncertain
     short = _assess((ANSWERS / "very_short" / "answer.md").read_text(encoding="utf-8"))
     assert short.total > 0 and short.words < RUBRIC.min_words
-    assert [r for r in short.needs_review if r.startswith("very short: ")] == [
-        f"very short: {short.words} words (fewer than 100) and {short.total:g} points"]
-    assert short.confidence <= 0.4
+    assert not [r for r in short.needs_review if "short" in r]
     todo = _assess((ANSWERS / "skeleton_todo" / "answer.md").read_text(encoding="utf-8"))
     assert (todo.total, todo.needs_review, todo.confidence) == (0, [], 1.0)
+
+
+def test_nonsense_mixing_the_lessons_terms_with_unrelated_things_is_routed():
+    farm = ("## 1\n\nOn the farm every head of cattle has its own weights, and the farmer runs the heads in "
+            "parallel across the field. The tokens of the market are split between the cows and the pigs. "
+            "Each cow concatenates its hay with the output projection of the barn.\n\n## 2\n\nThe MLP of the "
+            "tractor works on each token of corn, with a residual of soup around the fence and a layer norm of "
+            "ivy on the gate. The blocks of the barn are stacked by the farmer.\n\n## 3\n\nBERT the dog "
+            "looks both ways at the gate; GPT the cat uses a causal mask of mud.\n")
+    a = _assess(farm)
+    assert [r for r in a.needs_review if r.startswith("nonsense?: ")] and a.confidence <= 0.4 + 1e-9
+    assert not [r for r in _assess(SOLUTION).needs_review if r.startswith("nonsense?")]
 
 
 def test_the_readme_states_the_numbers_of_the_form_checks():

@@ -13,7 +13,8 @@ reason             penalty  when
 copied             0.8      mostly copied from a copy source (the copying step says so)
 other language     0.7      a paragraph (or the whole answer) does not read as English
 off-topic          0.6      over 30 % of the words in sentences on neither the model nor the picture (.topic)
-very short         0.6      fewer than ``min_words`` words, and still earns points
+nonsense?          0.6      over 45 % of the words in sentences mixing the lesson's terms with two or more
+                            unrelated nouns ("the residual of the soup", .topic.mixed_share)
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
 error named        0.5      a misconception (or a 0-point named error) found on a question that earns nothing
@@ -38,13 +39,16 @@ from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
 from . import topic
 
-PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "very short": 0.6, "contradiction": 0.5, "error named": 0.5,
+PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "contradiction": 0.5, "error named": 0.5,
            "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "other": 0.5}
 #: First words of the reasons other steps give, and their kind (checked in this order).
 _KIND_OF_REASON = (("partly copied", "partly copied"), ("copied", "copied"), ("mostly keywords", "keywords"),
                    ("the answer may not be in english", "other language"), ("borderline", "borderline"))
 #: Off-topic: more than this share of the answer's words stand in off-topic sentences (:func:`.topic.topical`).
 OFF_TOPIC_SHARE = 0.3
+#: Nonsense: more than this share of the words stand in sentences mixing lesson terms with unrelated nouns
+#: (:func:`.topic.mixed_share`; genuine answers of tests/prose's dev split reach 0.32, the nonsense ones 0.66).
+MIXED_SHARE = 0.45
 #: ... counted over at least this many sentences (a short answer is judged by its length instead).
 OFF_TOPIC_MIN_SENTENCES = 4
 
@@ -128,8 +132,9 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a) -> tuple[float, 
     if len(sentences) >= OFF_TOPIC_MIN_SENTENCES and share > OFF_TOPIC_SHARE:
         own[f"off-topic: {share:.0%} of the words are in sentences about neither the model nor the lesson's "
             "picture (nonsense or another topic?)"] = PENALTY["off-topic"]
-    if 0 < a.words < rubric.min_words and a.total > 0:
-        own[f"very short: {a.words} words (fewer than {rubric.min_words}) and {a.total:g} points"] = \
-            PENALTY["very short"]
+    mixed = topic.mixed_share(sentences)
+    if len(sentences) >= OFF_TOPIC_MIN_SENTENCES and mixed > MIXED_SHARE:
+        own[f"nonsense?: {mixed:.0%} of the words are in sentences that mix the lesson's terms with unrelated "
+            f"things ({', '.join(topic.mixed_words(sentences))})"] = PENALTY["off-topic"]
     reasons = list(own)
     return confidence(list(a.needs_review) + reasons, own), reasons
