@@ -15,6 +15,7 @@ from grader.rubric import review, structure
 EX1 = ROOT / "exercises" / "exercise1"
 SPEC = structure.load_spec(EX1 / "exercise.toml")
 RUBRIC = rubric.load(EX1 / "rubric.toml")
+EX4_RUBRIC = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
 TEMPLATE = (EX1 / "skeleton" / "answer.md").read_text(encoding="utf-8")
 SOLUTION = (ROOT / "solutions" / "exercise1" / "answer.md").read_text(encoding="utf-8")
 ANSWERS = ROOT / "tests" / "exercise1_answers"
@@ -286,3 +287,12 @@ def test_exercise4_explanation_written_is_the_section_with_own_text():
     assert structure.unanswered(solution, template, spec) == []
     no_section = solution[:solution.index("## Explanation")]
     assert structure.unanswered(no_section, template, spec) == ["'## Explanation' is missing"]
+
+
+def test_a_counterfactual_sentence_is_no_denial_of_the_concept():
+    # exercise 4: "without residuals, the gradient can not ..." restates gradient_path, it does not deny it
+    a = rubric.evaluate(EX4_RUBRIC, "The residual stream is an uninterrupted path: the gradient reaches the first "
+                        "blocks directly through the additions. Without residuals, the gradients can not flow back "
+                        "through the network easily, so every block must carry the whole signal.")
+    assert a.lines["gradient_path"].earned
+    assert not [r for r in a.needs_review if r.startswith("contradiction")]

@@ -30,6 +30,7 @@ language test in :mod:`.judge`) are scored by :func:`penalty_of`.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -74,13 +75,19 @@ def _spec(rubric_path: Path) -> AnswerSpec | None:
     return load_spec(path) if path.is_file() else None
 
 
+#: A sentence about the model *without* a part ("without residuals, the gradient can not reach the first
+#: block") states a concept's contrapositive, not its denial: it is no contradiction.
+_COUNTERFACTUAL = re.compile(r"\b(?:without|if|unless|remov\w*|drop\w*|delet\w*|absence|no (?:residual|skip|shortcut|"
+                             r"identity|norm|layer norm|mask)\w*)\b")
+
+
 def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]]) -> dict[str, str]:
     """Earned lines that another sentence denies: line id -> the denying sentence.
 
     A sentence denies a line when one of the line's one-sentence pieces of evidence matches it in the
     lesson's sense but not as an assertion (:func:`.concepts.find` with ``denied=True``: "the heads do not
     run in parallel" after "several heads run in parallel"). The sentences that earned the line are not
-    looked at.
+    looked at, nor are counterfactual sentences (:data:`_COUNTERFACTUAL`).
     """
     out = {}
     for line in rubric.lines:
@@ -90,7 +97,7 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
         for ev in line.evidence:
             if ev.sentences != 1:
                 continue
-            pool = [u for u in units_ if not any(u.display in q for q in quotes)]
+            pool = [u for u in units_ if not any(u.display in q for q in quotes) and not _COUNTERFACTUAL.search(u.norm)]
             hit = find(ev, pool, denied=True)
             if hit is not None:
                 out[line.id] = hit.units[0].display
