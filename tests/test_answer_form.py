@@ -296,3 +296,13 @@ def test_a_counterfactual_sentence_is_no_denial_of_the_concept():
                         "through the network easily, so every block must carry the whole signal.")
     assert a.lines["gradient_path"].earned
     assert not [r for r in a.needs_review if r.startswith("contradiction")]
+
+
+def test_notes_in_arrows_are_not_sentences():
+    notes = ("- no residuals -> every block carries everything -> stuck at the unigram level\n"
+             "- post-norm -> the layer norm sits on the stream -> in the backward path of the gradient\n"
+             "- the fix for post-norm -> a learning-rate warm-up -> as in the original Transformer paper\n")
+    a = rubric.evaluate(EX4_RUBRIC, notes)
+    assert a.prose_share == 0 and any(r.startswith("mostly keywords") for r in a.needs_review)
+    sentence = "In the original Transformer the shapes go (B, T, d) -> (B, h, T, d_head) when the heads are split."
+    assert rubric.evaluate(EX4_RUBRIC, sentence).prose_share == 1.0  # one arrow in a real sentence is fine

@@ -66,10 +66,15 @@ def units(rubric: Rubric, blocks_: list[Block]) -> tuple[list[Unit], int, bool]:
     return out, total, cut
 
 
+#: An arrow of notes ("residuals -> gradient highway"); normalise turns "→" and "⇒" into these.
+_ARROW = re.compile(r"(?:-|=)>")
+
+
 def _make_unit(rubric: Rubric, display: str, section: int, block: int, list_item: bool = False) -> Unit:
     norm = normalise(display)
     toks = words(norm)
     prose = (not list_item and len(toks) >= rubric.sentence_min_words
-             and function_share(toks) >= rubric.sentence_min_function_share)
+             and function_share(toks) >= rubric.sentence_min_function_share
+             and len(_ARROW.findall(norm)) < 2)  # "a -> b -> c" is notes in arrows, not a sentence
     return Unit(display=display, norm=norm, section=section, block=block, list_item=list_item, prose=prose)
 
