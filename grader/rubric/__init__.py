@@ -13,12 +13,17 @@ each:
 4. :mod:`.concepts`: match every line's evidence inside an asserting clause, said of the right thing;
 5. :mod:`.copying`: how much of the answer is found in a copy source (sample answers, the rubric, peers);
 6. :mod:`.judge`: the whole answer (empty, too short or long, keyword list, language, copying), the
-   total, its confidence and the reasons a person should read it.
+   total; :mod:`.review`: its confidence and the reasons a person should read it.
 
-Everything is deterministic, offline and takes milliseconds. Each result names the sentence that earned
+:mod:`.files` reads answer files and copy sources and caches an assessment per content; :mod:`.peers`
+compares the answers of a batch with each other and :mod:`.groups` forms review groups;
+:mod:`.structure` holds the public form checks (which use no rubric).
+
+Everything is deterministic and offline; an answer takes milliseconds to a tenth of a second. Each result names the sentence that earned
 a point, so a student and an instructor can see why.
 """
-from .judge import Assessment, LineResult, MisconceptionResult, assess_file, copy_sources_for, evaluate, load_cached
+from .files import assess_file, copy_sources_for, load_cached
+from .judge import Assessment, LineResult, MisconceptionResult, evaluate
 from .spec import Evidence, Line, Misconception, Rubric, RubricError, load
 from .read import blocks, normalise, read_text, words
 from .sentences import split_sentences

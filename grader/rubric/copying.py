@@ -235,7 +235,7 @@ def judge_copy(settings: CopySettings, plain: str, sources: dict[str, str], rubr
     if factor >= 1.0:
         return verdict
     shown = "; ".join(f'"{_clip(p.answer)}"' for p in sorted(match.passages, key=lambda p: -p.words)[:2])
-    said = (f"the answer is partly copied from {match.source}: {match.share:.0%} of its content words are in "
+    said = (f"the answer is {'mostly' if match.share >= 0.5 else 'partly'} copied from {match.source}: {match.share:.0%} of its content words are in "
             f"passages found there (e.g. {shown}), so its concept points count {factor:.0%}")
     if match.share >= (settings.rubric_review if match.source == rubric_name else settings.review):
         verdict.problem = said

@@ -1,18 +1,16 @@
 """Step 6, judge: the whole answer (length, keyword list, language, copying, cap, review) and its total."""
 from __future__ import annotations
 
-import hashlib
 import math
+import re
 import time
 import unicodedata
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 
 from .concepts import Hit, find
-from .copying import Passage, judge_copy, plain_text, rubric_text
-from .spec import Rubric, load
-from .read import blocks, function_share, read_text, words
+from .copying import Passage, judge_copy
+from .spec import Rubric
+from .read import blocks, function_share, words
 from .review import route
 from .sentences import Unit, units
 
@@ -67,10 +65,6 @@ class Assessment:
     cap_points: float = 0.0  # most points counted ( = max_total when no cap applies)
 
     @property
-    def copy_share(self) -> float:
-        return self.copy_overlap
-
-    @property
     def substantive(self) -> bool:
         return not self.problems
 
@@ -90,8 +84,8 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     started = time.perf_counter()
     blocks_, _ = blocks(markdown)
     units_, n_words, cut = units(rubric, blocks_)
-    prose_words = sum(len(words(u.norm)) for u in units_ if u.prose)
-    prose_share = prose_words / n_words if n_words else 0.0
+    read_words = sum(len(words(u.norm)) for u in units_)  # at most max_words: what was read
+    prose_share = sum(len(words(u.norm)) for u in units_ if u.prose) / read_words if read_words else 0.0
 
     lines: dict[str, LineResult] = {}
     for line in rubric.lines:
@@ -120,6 +114,9 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     elif n_words < rubric.min_words:
         problems.append(f"the answer is far too short ({n_words} words; write about {lo}-{hi}, "
                         f"at least {rubric.min_words})")
+    if markdown.count("<!--") > markdown.count("-->"):
+        notes.append("an HTML comment opened with <!-- is never closed with -->, so everything after it was "
+                     "ignored: close the comment")
     if cut:
         notes.append(f"the answer is far too long ({n_words} words; about {lo}-{hi} is right): "
                      f"only the first {rubric.max_words} words were read")
@@ -139,7 +136,9 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
         review.append(f"mostly keywords ({prose_share:.0%} of the words in sentences): check the cap")
     # Copying: the concept points scale down with the copied share (no cliff); from `review` on, flagged
     # and no misconception points (a problem). Lines earned in copied passages are the first not counted.
-    plain = plain_text(markdown)
+    plain = "\n".join(b.text for b in blocks_)  # the answer's prose (.copying.plain_text), as far as it was read
+    if cut:
+        plain = _first_words(plain, rubric.max_words)
     copied = judge_copy(rubric.copying, plain, copy_sources or {})
     overlap, source = copied.match.share, copied.match.source
     problems += [copied.problem] if copied.problem else []
@@ -177,6 +176,15 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     return assessment
 
 
+def _first_words(text: str, n: int) -> str:
+    """``text`` up to the end of its ``n``-th word (its line breaks kept)."""
+    ends = [m.end() for m, _ in zip(_WORD_RUN.finditer(text), range(n))]
+    return text[:ends[-1]] if len(ends) == n else text
+
+
+_WORD_RUN = re.compile(r"\S+")
+
+
 def _in_passages(quotes: list[str], plain: str, spans: list[tuple[int, int]]) -> bool:
     """Whether every quote of a line lies mostly inside the copied spans of ``plain`` (False without quotes)."""
     if not quotes or not spans:
@@ -206,56 +214,3 @@ def _not_english(rubric: Rubric, units_: list[Unit], n_words: int) -> str:
         if mean_len >= 8 and share < rubric.not_english_function_share:
             return f"the answer does not look like English (only {share:.0%} English function words)"
     return ""
-
-
-# --------------------------------------------------------------------------- files
-
-def copy_sources_for(rubric: Rubric, root: Path, answer: Path | None = None) -> dict[str, str]:
-    """Name -> text of every copy source: the files of ``[copying] sources`` under ``root`` (globs allowed;
-    a ``README.md`` is never a source), minus ``answer`` itself, and "the rubric" (its concept, statement and
-    hint strings) when ``rubric_source`` is on.
-
-    A file is never a copy of itself, so grading the reference answer does not compare it with itself;
-    a missing source (a student's copy of the course has no solutions/) is skipped. Names are paths
-    relative to ``root``, as written in the rubric.
-    """
-    out = {}
-    mine = Path(answer).resolve() if answer is not None and Path(answer).exists() else None
-    for rel in rubric.copy_sources:
-        paths = sorted(Path(root).glob(rel)) if any(c in rel for c in "*?[") else [Path(root) / rel]
-        for path in paths:
-            if not path.is_file() or path.name.lower() == "readme.md" or path.resolve() == mine:
-                continue
-            out[path.relative_to(root).as_posix() if path.is_relative_to(root) else rel] = read_text(path.read_bytes())
-    if rubric.copying.rubric_source:
-        out[RUBRIC_SOURCE] = rubric_text(rubric)
-    return out
-
-
-#: The name of the rubric's own phrases as a copy source.
-RUBRIC_SOURCE = "the rubric"
-
-
-@lru_cache(maxsize=32)
-def _assess_cached(rubric_path: str, digest: str, text: str, sources: tuple[tuple[str, str], ...]) -> Assessment:
-    return evaluate(load_cached(rubric_path), text, copy_sources=dict(sources))
-
-
-@lru_cache(maxsize=8)
-def load_cached(rubric_path: str) -> Rubric:
-    return load(Path(rubric_path))
-
-
-#: Bytes of an answer file that are read (far more than ``max_words`` words of any script).
-MAX_BYTES = 1_000_000
-
-
-def assess_file(rubric_path: Path, answer: Path, root: Path) -> Assessment:
-    """Evaluate the answer file ``answer`` (cached per content, so every check of a run shares it)."""
-    rubric = load_cached(str(Path(rubric_path).resolve()))
-    with open(answer, "rb") as f:
-        data = f.read(MAX_BYTES)
-    text = read_text(data)
-    sources = tuple(sorted(copy_sources_for(rubric, root, Path(answer)).items()))
-    digest = hashlib.sha256(data).hexdigest()
-    return _assess_cached(str(Path(rubric_path).resolve()), digest, text, sources)

@@ -124,6 +124,6 @@ def batch_pairs(exercise_root: Path, texts: dict[str, str]) -> list[Pair] | None
     path = Path(exercise_root) / "rubric.toml"
     if not path.is_file():
         return None
-    from .judge import load_cached  # the judge step imports every other step
+    from .files import load_cached  # files imports the judge, which imports every other step
 
     return similar_pairs(texts, load_cached(str(path.resolve())).copying)

@@ -13,7 +13,7 @@ reason             penalty  when
 copied             0.8      mostly copied from a copy source (the copying step says so)
 other language     0.7      a paragraph (or the whole answer) does not read as English
 off-topic          0.6      over 30 % of the words in sentences on neither the model nor the picture (.topic)
-nonsense?          0.6      over 45 % of the words in sentences mixing the lesson's terms with two or more
+nonsense           0.6      over 45 % of the words in sentences mixing the lesson's terms with two or more
                             unrelated nouns ("the residual of the soup", .topic.mixed_share)
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
@@ -40,7 +40,7 @@ from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
 from . import topic
 
-PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "contradiction": 0.5, "error named": 0.5,
+PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "nonsense": 0.6, "contradiction": 0.5, "error named": 0.5,
            "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "other": 0.5}
 #: First words of the reasons other steps give, and their kind (checked in this order).
 _KIND_OF_REASON = (("partly copied", "partly copied"), ("copied", "copied"), ("mostly keywords", "keywords"),
@@ -142,6 +142,6 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a) -> tuple[float, 
     mixed = topic.mixed_share(sentences)
     if len(sentences) >= OFF_TOPIC_MIN_SENTENCES and mixed > MIXED_SHARE:
         own[f"nonsense?: {mixed:.0%} of the words are in sentences that mix the lesson's terms with unrelated "
-            f"things ({', '.join(topic.mixed_words(sentences))})"] = PENALTY["off-topic"]
+            f"things ({', '.join(topic.mixed_words(sentences))})"] = PENALTY["nonsense"]
     reasons = list(own)
     return confidence(list(a.needs_review) + reasons, own), reasons

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.rubric import read_text, structure
-from grader.rubric.judge import MAX_BYTES
+from grader.rubric.files import MAX_BYTES
 
 EXERCISE = Path(__file__).resolve().parents[1]
 SPEC = structure.load_spec(EXERCISE / "exercise.toml")
