@@ -33,7 +33,10 @@ from grader import rubric  # noqa: E402
 
 #: Each exercise's rubric (exercise 4's answers hold only the text under "## Explanation").
 RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
-           "exercise4": ROOT / "exercises/exercise4/rubric.toml"}
+           "exercise4": ROOT / "exercises/exercise4/rubric.toml",
+           # a second test split for exercise 1, written after the engine was built by a writer who never saw
+           # it, and never tuned on (every entry is split = "test")
+           "heldout1": ROOT / "exercises/exercise1/rubric.toml"}
 
 
 @dataclass
@@ -71,7 +74,7 @@ def grade_all(exercise: str) -> list[Graded]:
     rub = rubric.load(RUBRICS[exercise])
     items = labelled(exercise)
     sources = rubric.copy_sources_for(rub, ROOT)
-    if exercise == "exercise4":  # as exercise 4's checks do: only the sample report's Explanation
+    if RUBRICS[exercise] == RUBRICS["exercise4"]:  # as exercise 4's checks do: only the sample report's Explanation
         from exercises.exercise4.tests.report_md import explanation_of
         sources = {k: explanation_of(v) for k, v in sources.items()}
     peers = _peer_flags(rub, items)
