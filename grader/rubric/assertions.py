@@ -77,6 +77,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from . import cues
+
 #: Stances in order of precedence (a clause under several cues shows the first).
 STANCES = ("refuted", "framed", "attributed", "doubted", "question", "supposed", "negated", "asserted")
 
@@ -107,104 +109,6 @@ class Clause:
     cues: tuple[Cue, ...] = ()
 
 
-_SEGMENT = re.compile(r";|:|\?|\b(?:but|however|whereas|while|although|though|in fact|actually|in reality)\b"
-                      r"|\binstead\b(?! of\b)")
-_SUBCLAUSE = re.compile(r"[,()]|\s-\s|\b(?:and|or|so|because|since|which|who|that|when|as|thus|hence|then)\b")
-_NOT_NEGATION = re.compile(r"\bnot (?:only|just|merely)\b|\bno (?:more|less|fewer) than\b|\bno matter\b|"
-                           r"\bwhether or not\b|\bno doubt\b|\bnothing but\b|\bnot least\b")
-_VERBAL = re.compile(r"\b(?:not|never|nor|neither|nobody|no one|no-one|none|nothing|no longer)\b")
-_PHRASAL = re.compile(r"\b(?:no|without|instead of|rather than)\b")
-#: Words that deny a thing's role rather than negating a verb: they cover their whole sub-clause, subject included
-#: ("warm-up *is irrelevant* to it", "the additions *make no difference*", "a layer norm leaves the gradient
-#: *untouched*": the cue is the last word, so evidence that spells "untouched" owns it).
-_DENIAL = re.compile(
-    r"\b(?:is|are|was|were|be|being|been|seems?|seemed|becomes?|became|remains?|remained)\s+(?:(?:completely|entirely|"
-    r"totally|quite|largely|simply|just|really|actually|mostly|basically)\s+)?(?:irrelevant|unnecessary|unneeded|"
-    r"superfluous|pointless|redundant|unimportant|immaterial|no different|not (?:needed|necessary|required|important|"
-    r"essential|relevant|involved)|of no (?:importance|consequence|use))\b"
-    r"|\b(?:has|have|had)\s+(?:nothing|little)\s+to do with\b|\bplay(?:s|ed)?\s+(?:no|little)\s+(?:role|part)\b"
-    r"|\bmak(?:es?|ing)\s+(?:no|little)\s+difference\b|\bmade\s+(?:no|little)\s+difference\b"
-    r"|\b(?:does|do|did)\s+not\s+(?:matter|make (?:a|any) difference)\b"
-    r"|\bleav(?:es?|ing)\b(?:\s+[\w'-]+){1,5}?\s+(?P<left>untouched|unchanged|unaffected|alone)\b")
-_NP_STOP = re.compile(r"(?:is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|must|should|"
-                      r"may|might|shall|gets?|needs?)$")
-_NP_NEW = re.compile(r"(?:every|each|all|both|it|they|he|she|we|you|this)$")
-
-_I = r"(?:i|we)(?: personally)?"
-#: Vague others (people, not heads or tokens) whose word a student may only report.
-_WHO = (r"(?:people|folks|authors|students|sources|blogs?|blog posts|posts|tutorials|articles|websites|sites|videos|"
-        r"researchers|writers|commentators|textbooks|books|papers|engineers|experts|users|friends|colleagues|"
-        r"classmates|fans|critics|beginners|newcomers|practitioners)")
-_OFTEN = r"(?: also| often| sometimes| usually| commonly| even| still| all)?"
-_SAY = (r"(?:say|says|said|claim|claims|claimed|think|thinks|believe|believes|argue|argues|assume|assumes|suggest|"
-        r"suggests|insist|insists|reckon|reckons|maintain|maintains|state|states|write|writes|wrote|expect|expects|"
-        r"imagine|imagines|suppose|supposes)")
-_FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for stance, p in (
-    ("framed", r"\b(?:a|one|the|another) (?:very )?(?:common |popular |frequent |widespread |classic |typical |"
-               r"usual )?(?:misconception|myth|mistake|error|fallacy|misunderstanding|confusion|trap|pitfall)"
-               r"s? (?:is|are|was)\b(?: that\b| to think\b)?"),
-    ("framed", r"\b(?:it|this) is (?:a |an )?(?:common |popular |widespread )?(?:myth|misconception|mistake|"
-               r"error|fallacy) (?:that|to (?:think|say|believe))\b"),
-    ("framed", r"\b(?:wrongly|mistakenly|incorrectly|falsely|erroneously) (?:believe|believes|think|thinks|"
-               r"assume|assumes|say|says|claim|claims|imagine|imagines)\b(?: that\b)?"),
-    ("framed", r"\bcontrary to (?:popular belief|common belief|what (?:many|most|some) (?:people )?"
-               r"(?:think|believe|assume|say))\b"),
-    ("negated", r"\b(?:it|this) is (?:not|never) (?:true|the case|correct|right|so) that\b|\bit is (?:false|"
-                r"wrong|incorrect|untrue) (?:that|to say)\b|\bnot the case that\b"),
-    ("doubted", rf"\b{_I} (?:do not|did not|can not|would not|no longer) (?:believe|think|buy|accept|agree)\b"
-                r"(?: that\b)?"),
-    ("doubted", rf"\b{_I} (?:doubt|question)\b(?: that\b| whether\b)?|\bi am (?:not (?:sure|certain|convinced)|"
-                r"unsure|unconvinced|sceptical|skeptical)\b(?: (?:that|whether|if)\b)?|\bnot sure (?:that|whether|"
-                r"if)\b"),
-    ("doubted", r"\b(?:nobody|no one|no-one|no study|no paper|no one ever) (?:has |have )?(?:ever )?(?:shown|"
-                r"proved|proven|demonstrated|established|confirmed)\b(?: that\b)?"),
-    ("doubted", r"\bit is (?:unclear|not clear|uncertain|doubtful|debatable|not obvious|not known|unknown|"
-                r"an open question)\b(?: (?:whether|if|that)\b)?"),
-    ("attributed", rf"\b(?:some|many|a few|few|several|most|certain|various)(?: (?:of (?:the|my|our) )?{_WHO})?{_OFTEN} "
-                   rf"{_SAY}\b(?: that\b)?"),
-    ("attributed", rf"(?<!\bthe )(?<!\bthese )(?<!\bthose )\b(?:others|someone|somebody|many people|most people|"
-                   rf"{_WHO}){_OFTEN} {_SAY}\b(?: that\b)?"),
-    ("attributed", rf"\bthey{_OFTEN} (?:say|says|claim|claims|believe|argue|insist|reckon|maintain|tell us)\b(?: that\b)?"),
-    ("attributed", r"\bit (?:is|was|has been|gets) (?:also )?(?:often |commonly |sometimes |widely |frequently |usually )?"
-                   r"(?:said|claimed|believed|thought|assumed|argued|suggested|rumou?red|reported)\b(?: that\b)?"),
-    ("attributed", r"\b(?:apparently|supposedly|allegedly|reportedly|purportedly|rumou?r has it|so they say|so i am told|"
-                   r"i (?:have )?heard|i read somewhere)\b(?: that\b)?"),
-    ("attributed", rf"\baccording to (?:(?:some|many|a few|several|certain|various|its|their|his|her|my|our) )?"
-                   rf"(?:{_WHO}|others|someone|somebody|rumou?r|popular|folk|the internet|online|hearsay)\b"
-                   r"|\baccording to some\b"),
-    ("attributed", r"\b(?:one|you|someone|a student|a reader) (?:might|may|could|would) (?:think|say|assume|"
-                   r"expect|believe|guess|imagine|suppose)\b(?: that\b)?|\bit is (?:\w+ )?tempting to (?:think|say|assume|"
-                   r"believe)\b(?: that\b)?"),
-    ("question", r"\bwhether\b"),
-))
-_CONDITION = re.compile(r"\b(?:if|unless|suppose|supposing|imagine|assuming|assume that|in case|provided that|"
-                        r"as if|what if)\b")
-_COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|would have|could have|might have)\b")
-_REFUTE_NEXT = re.compile(
-    r"^(?:but |and |yet )?(?:this|that|it|which|the (?:idea|claim|belief)) (?:is|was|would be|is simply|is just) "
-    r"(?:wrong|false|incorrect|untrue|mistaken|a myth|a misconception|a mistake|not (?:true|correct|right|so|"
-    r"the case|how it works))\b|^(?:wrong|false|untrue|not (?:true|so)|nope|no)\s*[,.!:;]|"
-    r"^(?:they|it|this|that|he|she) (?:do|does|did|is|are) not\s*(?:[,.!:;]|$|because\b)")
-#: A sentence (or a clause after "but") that distances the student from what came before it.
-_DISTANCE = re.compile(
-    r"(?:^|[;:]\s*|\b(?:but|yet|though|and|still|then again)\s+)(?:"
-    r"(?:i(?: am|'m) (?:not (?:so |entirely |completely |really |at all |fully )?(?:sure|certain|convinced)|unsure|"
-    r"unconvinced|sceptical|skeptical|doubtful)|i have (?:my |some |serious |real |strong )?doubts)"
-    r"(?=\s*(?:[.!,;]|$|(?:about|of) (?:it|that|this|them|these|those|all (?:of )?this)\b|(?:that|if|whether) (?:it|this|"
-    r"that|they|these|those) (?:is|are|was|were|holds?|works?)\b|(?:it|this|that|they) (?:is|are|was|were|holds?)\b|"
-    r"either way|at all|yet))|"
-    r"i (?:doubt|question) (?:it|that|this|them|these|those)\b|i (?:do not|did not) (?:buy|believe|trust) (?:it|that|this|them)\b|"
-    r"(?:that|this|it) is (?:only |just )?(?:their|his|her|the authors'|other people's) (?:claim|view|opinion|idea|story|theory)|"
-    r"i would not (?:commit|bet|swear|vouch|rely|put money)|i have not (?:checked|verified|confirmed|tested|looked)|"
-    r"i (?:can not|could not) (?:confirm|verify|check|vouch|say for sure)|i do not (?:really )?know\b|"
-    r"i (?:will |would |shall )?leave (?:that|this|it|the rest) to|(?:that|this) is (?:what|how) (?:they|people|some|"
-    r"others) (?:say|claim|think|believe|see it)|(?:maybe|perhaps|possibly|who knows|not sure|no idea|hard to say|"
-    r"or not)\s*[.!?]*$)")
-#: A distancing sentence that reaches every sentence of its paragraph before it, not just the last one.
-_DISTANCE_ALL = re.compile(r"\b(?:any|all|none|most|each) of (?:this|that|these|those|it|them)\b|\ball (?:of )?this\b|"
-                           r"\bthese (?:claims|statements|ideas|things|points|views)\b")
-
-
 def distancing(sentence: str) -> str:
     """How far a distancing sentence reaches back: ``"previous"`` (the last contrast segment of the sentence
     before it), ``"paragraph"`` (every earlier sentence of its paragraph: "I have not checked any of this"),
@@ -216,19 +120,15 @@ def distancing(sentence: str) -> str:
     """
     from .topic import has_domain_word  # topic does not import this module; import here keeps the layers clear
 
-    if not _DISTANCE.search(sentence.strip()) or has_domain_word(sentence):
+    if not cues.DISTANCE.search(sentence.strip()) or has_domain_word(sentence):
         return ""
-    return "paragraph" if _DISTANCE_ALL.search(sentence) else "previous"
-
-
-_REFUTE_SAME = re.compile(r"^\s*(?:and |but )?(?:that|this|which|it) (?:is|was) (?:simply |just )?(?:wrong|false|"
-                          r"incorrect|untrue|a myth|a misconception|a mistake|not (?:true|correct|right))\b")
+    return "paragraph" if cues.DISTANCE_ALL.search(sentence) else "previous"
 
 
 def _segments(text: str) -> list[tuple[int, int]]:
     """Contrast segments: spans between ";", ":", "?", "but", "however", ... (the marker starts the next)."""
     cuts = [0]
-    for m in _SEGMENT.finditer(text):
+    for m in cues.SEGMENT.finditer(text):
         cut = m.end() if m.group(0) in ";:?" else m.start()
         if cut > cuts[-1]:
             cuts.append(cut)
@@ -239,7 +139,7 @@ def _segments(text: str) -> list[tuple[int, int]]:
 def _subclauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Sub-clauses of one segment (the scope of a verbal negation)."""
     cuts = [start]
-    for m in _SUBCLAUSE.finditer(text, start, end):
+    for m in cues.SUBCLAUSE.finditer(text, start, end):
         if m.start() > cuts[-1]:
             cuts.append(m.start())
     cuts.append(end)
@@ -251,7 +151,7 @@ def _np_end(text: str, start: int, limit: int) -> int:
     end = start
     for i, m in enumerate(re.finditer(r"\S+", text[start:limit])):
         word = m.group(0).strip(".,!?\"'")
-        if i >= 6 or _NP_STOP.match(word) or (i and _NP_NEW.match(word)):
+        if i >= 6 or cues.NP_STOP.match(word) or (i and cues.NP_NEW.match(word)):
             break
         end = start + m.end()
     return end
@@ -259,9 +159,9 @@ def _np_end(text: str, start: int, limit: int) -> int:
 
 def _negations(text: str, seg: tuple[int, int], subs: list[tuple[int, int]]) -> list[Cue]:
     """Negation cues of one segment, each with its scope (see the module docstring)."""
-    blocked = [(m.start(), m.end()) for m in _NOT_NEGATION.finditer(text, *seg)]
+    blocked = [(m.start(), m.end()) for m in cues.NOT_NEGATION.finditer(text, *seg)]
     out = []
-    for pattern, verbal in ((_VERBAL, True), (_PHRASAL, False)):
+    for pattern, verbal in ((cues.VERBAL, True), (cues.PHRASAL, False)):
         for m in pattern.finditer(text, *seg):
             if any(a <= m.start() < b for a, b in blocked):
                 continue
@@ -276,7 +176,7 @@ def _negations(text: str, seg: tuple[int, int], subs: list[tuple[int, int]]) -> 
                 word = re.match(r"\S+", text[m.end():sub[1]].lstrip())
                 scope = (m.start(), _np_end(text, m.end(), sub[1]) if word else m.end())
             out.append(Cue("negated", m.start(), m.end(), *scope))
-    for m in _DENIAL.finditer(text, *seg):  # a denied role: the subject is denied too
+    for m in cues.DENIAL.finditer(text, *seg):  # a denied role: the subject is denied too
         if any(a <= m.start() < b for a, b in blocked):
             continue
         sub = next(s for s in subs if s[0] <= m.start() < s[1])
@@ -287,7 +187,7 @@ def _negations(text: str, seg: tuple[int, int], subs: list[tuple[int, int]]) -> 
 
 def _frames(text: str, seg: tuple[int, int], next_seg: tuple[int, int] | None) -> list[Cue]:
     out = []
-    for stance, pattern in _FRAMES:
+    for stance, pattern in cues.FRAMES:
         for m in pattern.finditer(text, *seg):
             end = seg[1]
             if stance == "framed" and m.group(0).startswith("contrary"):
@@ -302,12 +202,12 @@ def _frames(text: str, seg: tuple[int, int], next_seg: tuple[int, int] | None) -
 def _conditions(text: str, segs: list[tuple[int, int]]) -> list[Cue]:
     out = []
     for seg in segs:
-        for m in _CONDITION.finditer(text, *seg):
+        for m in cues.CONDITION.finditer(text, *seg):
             stop = re.compile(r",|\bthen\b").search(text, m.end(), seg[1])
             ante_end = stop.start() if stop else seg[1]
             rest = [(ante_end, seg[1])] if ante_end < seg[1] else []
             rest += [(seg[0], m.start())] if text[seg[0]:m.start()].strip(" ,") else []
-            counterfactual = [r for r in rest if _COUNTERFACTUAL.search(text, *r)]
+            counterfactual = [r for r in rest if cues.HYPOTHETICAL_MODAL.search(text, *r)]
             out.append(Cue("supposed", m.start(), m.end(), m.start(), ante_end,
                            rule=bool(rest) and not counterfactual and not m.group(0).startswith(("imagine", "suppos"))))
             out += [Cue("supposed", m.start(), m.end(), a, b) for a, b in counterfactual]
@@ -330,35 +230,35 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
     """
     text = sentence
     segs = _segments(text)
-    cues: list[Cue] = []
+    marks: list[Cue] = []
     for i, seg in enumerate(segs):
         subs = _subclauses(text, *seg)
-        cues += _negations(text, seg, subs)
-        cues += _frames(text, seg, segs[i + 1] if i + 1 < len(segs) else None)
+        marks += _negations(text, seg, subs)
+        marks += _frames(text, seg, segs[i + 1] if i + 1 < len(segs) else None)
         if text[seg[0]:seg[1]].rstrip().endswith("?"):
-            cues.append(Cue("question", seg[1] - 1, seg[1], seg[0], seg[1]))
-        if i and _REFUTE_SAME.match(text[seg[0]:seg[1]].lstrip(" ,;:")):
+            marks.append(Cue("question", seg[1] - 1, seg[1], seg[0], seg[1]))
+        if i and cues.REFUTE_SAME.match(text[seg[0]:seg[1]].lstrip(" ,;:")):
             prev = segs[i - 1]
-            cues.append(Cue("refuted", seg[0], seg[1], *prev))
+            marks.append(Cue("refuted", seg[0], seg[1], *prev))
         if i and distancing(text[seg[0]:seg[1]]):  # "..., but I am not convinced"
-            cues.append(Cue("doubted", seg[0], seg[1], *segs[i - 1]))
+            marks.append(Cue("doubted", seg[0], seg[1], *segs[i - 1]))
         for a, b in subs[1:]:
             if re.match(r"which (?:is|was) (?:wrong|false|incorrect|untrue|a myth|not true)\b", text[a:b]):
-                cues.append(Cue("refuted", a, b, seg[0], a))
-    cues += _conditions(text, segs)
-    if segs and _REFUTE_NEXT.match(following.strip()):
-        cues.append(Cue("refuted", len(text), len(text), *segs[-1]))
+                marks.append(Cue("refuted", a, b, seg[0], a))
+    marks += _conditions(text, segs)
+    if segs and cues.REFUTE_NEXT.match(following.strip()):
+        marks.append(Cue("refuted", len(text), len(text), *segs[-1]))
     elif segs and distancing(following):
-        cues.append(Cue("doubted", len(text), len(text), *segs[-1]))
+        marks.append(Cue("doubted", len(text), len(text), *segs[-1]))
     if retracted:
-        cues.append(Cue("doubted", len(text), len(text), 0, len(text)))
-    cuts = sorted({0, len(text)} | {c for q in cues for c in (q.scope_start, q.scope_end) if 0 <= c <= len(text)}
+        marks.append(Cue("doubted", len(text), len(text), 0, len(text)))
+    cuts = sorted({0, len(text)} | {c for q in marks for c in (q.scope_start, q.scope_end) if 0 <= c <= len(text)}
                   | {c for seg in segs for c in seg})
     out = []
     for a, b in zip(cuts, cuts[1:]):
         if not text[a:b].strip():
             continue
-        covering = tuple(q for q in cues if q.covers(a, b))
+        covering = tuple(q for q in marks if q.covers(a, b))
         stance = min((q.stance for q in covering), key=STANCES.index, default="asserted")
         out.append(Clause(a, b, text[a:b], stance, covering))
     return tuple(out)
