@@ -109,18 +109,27 @@ class Clause:
     cues: tuple[Cue, ...] = ()
 
 
+@lru_cache(maxsize=8192)
 def distancing(sentence: str) -> str:
-    """How far a distancing sentence reaches back: ``"previous"`` (the last contrast segment of the sentence
-    before it), ``"paragraph"`` (every earlier sentence of its paragraph: "I have not checked any of this"),
+    """How far a distancing or retracting sentence reaches back: ``"previous"`` (the last contrast segment of the
+    sentence before it), ``"paragraph"`` (every earlier sentence of its paragraph: "I have not checked any of
+    this", "None of that is true.", "I made all of this up."), ``"answer"`` (every earlier sentence of the
+    answer, in every paragraph: "Everything I wrote above is false.", "None of what I wrote so far is true."),
     or ``""`` (it does not distance).
 
     A sentence distances when it says the student does not stand behind something ("I have my doubts",
     "That is their claim, not mine", "Maybe.", "I leave that to the lecturer") and has no domain word of its
     own: "I am not sure about the exact numbers, but each head has 64 dimensions" states something itself.
+    A retraction (:data:`.cues.RETRACT`) is the whole sentence: "Nothing of this is hard: each head ..." is none.
     """
     from .topic import has_domain_word  # topic does not import this module; import here keeps the layers clear
 
-    if not cues.DISTANCE.search(sentence.strip()) or has_domain_word(sentence):
+    sentence = sentence.strip()
+    if has_domain_word(sentence):
+        return ""
+    if cues.RETRACT.match(sentence):
+        return "answer" if cues.RETRACT_ANSWER.search(sentence) else "paragraph"
+    if not cues.DISTANCE.search(sentence):
         return ""
     return "paragraph" if cues.DISTANCE_ALL.search(sentence) else "previous"
 
@@ -222,7 +231,8 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
         sentence: one sentence as :func:`.read.normalise` returns it.
         following: the next sentence of the same paragraph ("" if none): it may refute this one or
             distance the student from its last segment (:func:`distancing`).
-        retracted: a later sentence of the paragraph distances the student from all of it ("doubted").
+        retracted: a later sentence distances the student from all of it, or takes it back ("doubted";
+            :func:`distancing` says how far back a sentence reaches).
 
     Returns:
         Clauses that tile ``sentence`` (whitespace-only pieces left out); ``Clause.text`` is the
@@ -235,6 +245,9 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
         subs = _subclauses(text, *seg)
         marks += _negations(text, seg, subs)
         marks += _frames(text, seg, segs[i + 1] if i + 1 < len(segs) else None)
+        trailing = cues.TRAILING_FRAME_END.search(text, *seg)
+        if trailing and cues.TRAILING_FRAME_START.match(text, seg[0]):  # "that heads ... is a myth"
+            marks.append(Cue("framed", trailing.start(), trailing.end(), seg[0], seg[1]))
         if text[seg[0]:seg[1]].rstrip().endswith("?"):
             marks.append(Cue("question", seg[1] - 1, seg[1], seg[0], seg[1]))
         if i and cues.REFUTE_SAME.match(text[seg[0]:seg[1]].lstrip(" ,;:")):

@@ -84,24 +84,77 @@ def _word_index(text: str, offset: int) -> int:
     return len(text[:offset].split())
 
 
+#: A mention right after one of these is the thing compared with, not the subject: "BERT, *unlike GPT*, ...".
+_FOIL = re.compile(r"\b(?:unlike|as opposed to|in contrast (?:to|with)|by contrast (?:to|with)|compared (?:with|to)|"
+                   r"in comparison (?:to|with)|contrary to|rather than|instead of|not|versus|vs\.?)"
+                   r"(?: (?:in|by|for|with|to|of|the|a|an|like))*\s*$")
+
+
+def _mentions(ev: Evidence, text: str) -> list[tuple[int, bool]]:
+    """Mentions of ``ev.about`` (True) and ``ev.rivals`` (False) in ``text``, in order, leaving out foils: a mention
+    after "unlike", "as opposed to", "compared with", "rather than", "not", ... (:data:`_FOIL`), and one inside
+    commas or brackets right after another mention ("BERT, which came after GPT, ...", "GPT (like BERT) ...")."""
+    found = sorted([(m.start(), m.end(), True) for m in ev.about.finditer(text)]
+                   + [(m.start(), m.end(), False) for m in (ev.rivals.finditer(text) if ev.rivals else ())])
+    out: list[tuple[int, bool]] = []
+    last_end = -1
+    for start, end, is_about in found:
+        if _FOIL.search(text, max(0, start - 40), start):
+            continue
+        if last_end >= 0 and _aside(text, last_end, start):
+            continue
+        out.append((start, is_about))
+        last_end = end
+    return out
+
+
+def _aside(text: str, subject_end: int, at: int) -> bool:
+    """Whether ``at`` lies in a comma or bracket aside that opens right after the mention ending at ``subject_end``
+    and closes later: "bert*, which came after gpt,* sees ..." (not "bert sees all, gpt, by contrast, ...")."""
+    gap = text[subject_end:at]
+    opener = re.match(r"(?:'s)?\s*([,(])", gap)
+    if not opener:
+        return False
+    close = ")" if opener.group(1) == "(" else ","
+    return close not in gap[opener.end():] and close in text[at:]
+
+
 def _said_of(ev: Evidence, text: str, at: int, previous: str) -> bool:
-    """Whether the property at ``at`` is said of ``ev.about`` (nearest mention wins, see :class:`Evidence`)."""
-    mentions = sorted([(m.start(), True) for m in ev.about.finditer(text)]
-                      + [(m.start(), False) for m in (ev.rivals.finditer(text) if ev.rivals else ())])
+    """Whether the property at ``at`` is said of ``ev.about`` (nearest mention wins, see :class:`Evidence`; a
+    mention that is only compared with, :func:`_mentions`, is no candidate)."""
+    mentions = _mentions(ev, text)
     before = [is_about for pos, is_about in mentions if pos < at]
     if before:
         return before[-1]
     after = [is_about for pos, is_about in mentions if pos > at]
     if after:
         return after[0]
-    prev = sorted([(m.start(), True) for m in ev.about.finditer(previous)]
-                  + [(m.start(), False) for m in (ev.rivals.finditer(previous) if ev.rivals else ())])
+    prev = _mentions(ev, previous)
     return bool(prev) and prev[-1][1]
 
 
-def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit], index: dict[int, int]) -> tuple[Clause, ...]:
+def retracted(units_: list[Unit]) -> list[bool]:
+    """For each unit, whether a later sentence takes it back (:func:`.assertions.distancing`): one that reaches its
+    paragraph ("None of that is true.") in the same block, one that reaches the answer ("Everything I wrote above
+    is false.") anywhere after it. List items retract nothing."""
+    out = [False] * len(units_)
+    answer = False
+    paragraph: set[int] = set()
+    for i in range(len(units_) - 1, -1, -1):
+        u = units_[i]
+        out[i] = answer or u.block in paragraph
+        if not u.list_item:
+            reach = distancing(u.norm)
+            answer = answer or reach == "answer"
+            if reach == "paragraph":
+                paragraph.add(u.block)
+    return out
+
+
+def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit], index: dict[int, int],
+             retractions: list[bool]) -> tuple[Clause, ...]:
     """The clauses of a scope (one sentence or two joined by a space, ``norms`` their texts), offsets into the
-    joined text."""
+    joined text; ``retractions`` from :func:`retracted`."""
     out: list[Clause] = []
     offset = 0
     for u, norm in zip(scope, norms):
@@ -110,8 +163,7 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
         following = nxt.norm if nxt and nxt.block == u.block and not nxt.list_item else ""
         answered = len(scope) == 2 and u is scope[0] and norm.endswith("?") \
             and not re.match(r"(?:no|not|never|nope|wrong)\b", scope[1].norm)
-        later = [v for v in units_[i + 1:] if v.block == u.block and not v.list_item]
-        retracted = not u.list_item and any(distancing(v.norm) == "paragraph" for v in later)
+        retracted = not u.list_item and retractions[i]
         for c in clauses(norm, following, retracted):  # a question answered by the next sentence sets its topic
             out.append(Clause(c.start + offset, c.end + offset, c.text, c.stance, tuple(
                 Cue(q.stance, q.start + offset, q.end + offset, q.scope_start + offset, q.scope_end + offset, q.rule)
@@ -217,12 +269,13 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False) -> Hit | Non
             review step uses it to find a concept earned in one sentence and denied in another.
     """
     index = {id(u): i for i, u in enumerate(units_)}
+    retractions = retracted(units_)
     for scope, norms, shift in _candidates(units_, ev.sentences):
         text = " ".join(norms)
         per_pattern = [[(m.start(), m.end()) for m in p.finditer(text)] for p in ev.patterns]
         if not all(per_pattern):
             continue
-        found = _clauses(scope, norms, units_, index)
+        found = _clauses(scope, norms, units_, index, retractions)
         if any(_asserted_match(p, text, found) for p in ev.unless):
             continue
         for combo in _combinations(per_pattern):

@@ -11,8 +11,11 @@ SEGMENT = re.compile(r";|:|\?|\b(?:but|however|whereas|while|although|though|in 
                       r"|\binstead\b(?! of\b)")
 SUBCLAUSE = re.compile(r"[,()]|\s-\s|\b(?:and|or|so|because|since|which|who|that|when|as|thus|hence|then)\b")
 NOT_NEGATION = re.compile(r"\bnot (?:only|just|merely)\b|\bno (?:more|less|fewer) than\b|\bno matter\b|"
-                           r"\bwhether or not\b|\bno doubt\b|\bnothing but\b|\bnot least\b")
-VERBAL = re.compile(r"\b(?:not|never|nor|neither|nobody|no one|no-one|none|nothing|no longer)\b")
+                           r"\bwhether or not\b|\bno doubt\b|\bnothing but\b|\bnot least\b"
+                          r"|\bnot (?:wrong|false|incorrect|untrue|mistaken|a myth|a mistake|an error|a misconception)\b")
+#: "hardly", "rarely", "seldom", "scarcely", "fail(s) to", "lack(s)" deny their predicate as "not" does.
+VERBAL = re.compile(r"\b(?:not|never|nor|neither|nobody|no one|no-one|none|nothing|no longer|hardly|rarely|seldom|"
+                    r"scarcely|fail(?:s|ed|ing)? to|lack(?:s|ed|ing)?)\b")
 PHRASAL = re.compile(r"\b(?:no|without|instead of|rather than)\b")
 #: Words that deny a thing's role rather than negating a verb: they cover their whole sub-clause, subject included
 #: ("warm-up *is irrelevant* to it", "the additions *make no difference*", "a layer norm leaves the gradient
@@ -39,6 +42,14 @@ _OFTEN = r"(?: also| often| sometimes| usually| commonly| even| still| all)?"
 _SAY = (r"(?:say|says|said|claim|claims|claimed|think|thinks|believe|believes|argue|argues|assume|assumes|suggest|"
         r"suggests|insist|insists|reckon|reckons|maintain|maintains|state|states|write|writes|wrote|expect|expects|"
         r"imagine|imagines|suppose|supposes)")
+#: One person or program with no authority on the subject, whose word a student may only report ("my friend
+#: claims", "ChatGPT told me", "according to a YouTube video"). A reference work or an author the student cites
+#: ("according to Wikipedia / the paper", "the authors say") is an endorsement and stays asserted.
+_SOURCE = (r"(?:(?:my|a|one|an?other|some) (?:(?:good|best|old|older|younger) )?(?:friend|classmate|roommate|flatmate|"
+           r"brother|sister|cousin|dad|father|mum|mom|mother|uncle|aunt|neighbou?r|coworker|co-worker|fellow student|"
+           r"redditor|youtuber|stranger|chatbot|chat bot|ai|llm|language model|forum post|reddit post|reddit thread|"
+           r"youtube video|tiktok|tweet|comment)(?: of mine)?\b|\b(?:chat ?gpt|claude|gemini|bard|copilot|"
+           r"the (?:chatbot|ai|llm))\b|\bsomeone on (?:reddit|twitter|youtube|stack overflow|the internet|a forum)\b)")
 FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for stance, p in (
     ("framed", r"\b(?:a|one|the|another) (?:very )?(?:common |popular |frequent |widespread |classic |typical |"
                r"usual )?(?:misconception|myth|mistake|error|fallacy|misunderstanding|confusion|trap|pitfall)"
@@ -49,8 +60,11 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                r"assume|assumes|say|says|claim|claims|imagine|imagines)\b(?: that\b)?"),
     ("framed", r"\bcontrary to (?:popular belief|common belief|what (?:many|most|some) (?:people )?"
                r"(?:think|believe|assume|say))\b"),
-    ("negated", r"\b(?:it|this) is (?:not|never) (?:true|the case|correct|right|so) that\b|\bit is (?:false|"
-                r"wrong|incorrect|untrue) (?:that|to say)\b|\bnot the case that\b"),
+    ("negated", r"\b(?:it|this|that) (?:is|was|would be|will be|seems)(?: (?:simply|quite|plainly|just|completely|"
+                r"totally|entirely|very))? (?:false|wrong|incorrect|untrue|inaccurate|misleading|mistaken|a mistake|"
+                r"an error|nonsense|not (?:true|correct|right|accurate|the case|so)|never (?:true|the case)) (?:that|"
+                r"to (?:say|think|believe|claim|assume|suggest|write|state|imagine)(?: that)?)\b|\bnot the case that\b"),
+    ("supposed", r"\b(?:i|we) (?:only |really |just )?wish\b(?: that\b)?|\bif only\b"),
     ("doubted", rf"\b{_I} (?:do not|did not|can not|would not|no longer) (?:believe|think|buy|accept|agree)\b"
                 r"(?: that\b)?"),
     ("doubted", rf"\b{_I} (?:doubt|question)\b(?: that\b| whether\b)?|\bi am (?:not (?:sure|certain|convinced)|"
@@ -69,6 +83,9 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                    r"(?:said|claimed|believed|thought|assumed|argued|suggested|rumou?red|reported)\b(?: that\b)?"),
     ("attributed", r"\b(?:apparently|supposedly|allegedly|reportedly|purportedly|rumou?r has it|so they say|so i am told|"
                    r"i (?:have )?heard|i read somewhere)\b(?: that\b)?"),
+    ("attributed", rf"\b{_SOURCE}{_OFTEN} (?:{_SAY}|told me|tells me|told us|tells us|said to me|explained to me)\b"
+                   r"(?: that\b)?"),
+    ("attributed", rf"\baccording to {_SOURCE}"),
     ("attributed", rf"\baccording to (?:(?:some|many|a few|several|certain|various|its|their|his|her|my|our) )?"
                    rf"(?:{_WHO}|others|someone|somebody|rumou?r|popular|folk|the internet|online|hearsay)\b"
                    r"|\baccording to some\b"),
@@ -79,6 +96,7 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
 ))
 CONDITION = re.compile(r"\b(?:if|unless|suppose|supposing|imagine|assuming|assume that|in case|provided that|"
                         r"as if|what if)\b")
+#: The modal of a counterfactual consequent ("..., the layer *would* be slower").
 HYPOTHETICAL_MODAL = re.compile(r"\b(?:would|could|might|would have|could have|might have)\b")
 REFUTE_NEXT = re.compile(
     r"^(?:but |and |yet )?(?:this|that|it|which|the (?:idea|claim|belief)) (?:is|was|would be|is simply|is just) "
@@ -109,3 +127,37 @@ REFUTE_SAME = re.compile(r"^\s*(?:and |but )?(?:that|this|which|it) (?:is|was) (
                           r"incorrect|untrue|a myth|a misconception|a mistake|not (?:true|correct|right))\b")
 
 
+
+
+#: A sentence that takes back what came before it ("None of that is true.", "Everything in this paragraph is wrong.",
+#: "I made all of this up.", "Everything I wrote above is false."): the whole sentence, nothing else in it.
+RETRACT = re.compile(
+    r"^(?:but |and |sadly |honestly |to be honest |in truth |well )?,? ?(?:"
+    r"(?:none|nothing|not a word|not one word|no part|not one) of (?:this|that|it|these|those|the above|what i (?:have )?"
+    r"(?:wrote|written|said)(?: above| so far| here)?)(?: \w+)? (?:is|was|are|were|holds?) (?:true|correct|right|"
+    r"accurate|real|so)|"
+    r"(?:everything|all|all of (?:this|that|it|the above)|all this|all that|each of these (?:claims|statements|"
+    r"sentences)|every (?:word|sentence|claim)(?: of (?:this|it|that))?|(?:this|that|the) (?:whole |entire )?(?:paragraph|"
+    r"answer|section|text|explanation|passage)|the above)(?: (?:in|of) (?:this|that|the|my) (?:paragraph|answer|"
+    r"section|text|explanation))?(?: (?:that )?(?:i|we) (?:have )?(?:just )?(?:wrote|written|said|claimed|explained))?"
+    r"(?: above| so far| here| before)? (?:is|was|are|were) (?:(?:all|completely|totally|entirely|simply|just|plain|"
+    r"utterly) )*(?:wrong|false|incorrect|untrue|nonsense|rubbish|made up|invented|fiction|fabricated|a lie|lies|"
+    r"not (?:true|correct|right|accurate))|"
+    r"(?:i|we) (?:have )?(?:just )?(?:made|invented|fabricated|made (?:all|it all|everything)) (?:(?:all|most|every word|"
+    r"everything|it all|all of|each of|this|that|it|the above|all this|these|those)(?: of)? ?)*up|"
+    r"(?:i|we) (?:have )?(?:just )?(?:invented|fabricated) (?:all|everything|it all|all of (?:this|that|it)|this|that|"
+    r"the above)|"
+    r"(?:this|that|it) (?:is|was) (?:all )?(?:made up|invented|fabricated)|i (?:was|am) (?:just )?(?:lying|joking|kidding)"
+    r")(?: (?:above|so far|here|before))?\s*[.!]*$")
+#: A retraction that names the whole answer ("Everything I wrote above is false", "... in this answer ..."): it
+#: reaches every sentence before it, in every paragraph; other retractions reach their own paragraph.
+RETRACT_ANSWER = re.compile(r"\b(?:above|so far|this answer|the answer|my answer|whole answer|entire answer|"
+                            r"everything (?:that )?(?:i|we) (?:have )?(?:just )?(?:wrote|written|said))\b")
+#: A frame after the statement: "*that* heads run in parallel *is a myth*", "*the claim that* ... *is false*".
+TRAILING_FRAME_START = re.compile(r"\s*(?:(?:but|and|so|yet) )?(?:the (?:claim|idea|belief|notion|view|statement|"
+                                  r"assumption|story|suggestion|thought|myth) that|that)\b")
+TRAILING_FRAME_END = re.compile(
+    r"\b(?:is|was) (?:(?:simply|just|quite|plainly|completely|totally|entirely|also|of course) )?(?:(?:a|an)(?: (?:common|"
+    r"popular|widespread|persistent|old|urban|classic|frequent|total|complete))? (?:myth|misconception|mistake|error|"
+    r"fallacy|falsehood|misunderstanding|fiction)|false|wrong|untrue|incorrect|inaccurate|nonsense|mistaken|fiction|"
+    r"made up|not (?:true|correct|right|accurate|the case|so))\s*[.!]*\s*$")
