@@ -22,7 +22,7 @@ import pytest
 from .errors import InputError
 from .exercises import Exercise, SpecError, course_root
 from .plugin import GradingPlugin, Job
-from .results import CheckResult, SubmissionResult
+from .results import HIDDEN_NOT_AVAILABLE, CheckResult, SubmissionResult
 from .sandbox import Sandbox
 
 
@@ -145,8 +145,7 @@ class Judge:
         started = time.monotonic()
         result = SubmissionResult(exercise=exercise.name, submission=str(submission), seed=seed)
         if not exercise.has_hidden_tests:
-            result.notes.append("Hidden tests are not available here: graded on the public checks only; "
-                                "your final grade also includes hidden checks.")
+            result.notes.append(HIDDEN_NOT_AVAILABLE)
         if not self._thread.is_alive() and self._plugin.serving:
             # The session died in the middle of a job (an internal error): start a new one. A session
             # that never got as far as grading (e.g. a broken conftest) is not retried.

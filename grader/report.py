@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import jinja2
 
-from .results import CheckResult, SubmissionResult
+from .results import HIDDEN_NOT_AVAILABLE, CheckResult, SubmissionResult
 
 _STATUS_STYLE = {"passed": ("PASS", "green"), "failed": ("FAIL", "red"),
                  "skipped": ("SKIP", "yellow"), "error": ("ERROR", "magenta")}
@@ -28,8 +28,11 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
     Passed checks are folded into a count unless ``verbose``. Colours are ANSI codes that
     ``click.echo`` strips when the output is not a terminal.
     """
-    lines = [click.style(f"{result.exercise}: {result.score:g} / {result.max_score:g} points", bold=True)
-             + f"   (seed {result.seed}, {result.duration:.1f} s)"]
+    # An exercise whose points are all in hidden checks (exercise 1 in the student's copy) has only form checks.
+    headline = (f"{result.exercise}: form checks only (0 points here; the points are given when your work is graded)"
+                if result.max_score == 0 and result.checks and HIDDEN_NOT_AVAILABLE in result.notes else
+                f"{result.exercise}: {result.score:g} / {result.max_score:g} points")
+    lines = [click.style(headline, bold=True) + f"   (seed {result.seed}, {result.duration:.1f} s)"]
     passed = [c for c in result.checks if c.status == "passed"]
     skipped: dict[str, int] = {}
     for check in result.checks:
@@ -55,7 +58,8 @@ def terminal_summary(result: SubmissionResult, *, verbose: bool = False) -> str:
     for reason, count in skipped.items():
         lines.append(f"  {click.style('SKIP ', fg='yellow', bold=True)} {count} check(s) {reason}")
     if passed and not verbose:
-        lines.append(f"  {click.style('PASS', fg='green', bold=True)}  {len(passed)} other check(s) passed")
+        names = "" if len(passed) > 3 else ": " + "; ".join(c.description.rstrip(".") for c in passed)
+        lines.append(f"  {click.style('PASS', fg='green', bold=True)}  {len(passed)} other check(s) passed{names}")
     if result.needs_review:
         lines.append(click.style("  A person will review this grade: " + "; ".join(result.needs_review), fg="yellow"))
     for note in result.notes:

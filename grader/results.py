@@ -36,6 +36,11 @@ def points_for(status: str, max_points: float) -> float:
     return float(max_points) if status == "passed" else 0.0
 
 
+#: The note of a grading without the hidden tests (a student's copy of the course).
+HIDDEN_NOT_AVAILABLE = ("Hidden tests are not available here: graded on the public checks only; "
+                        "your final grade also includes hidden checks.")
+
+
 @dataclass
 class CheckResult:
     """The outcome of one check.
