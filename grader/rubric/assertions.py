@@ -24,14 +24,19 @@ with a ``stance`` and the cues that gave it:
       last word: evidence that spells "untouched" owns it, "the residual leaves the gradient untouched");
     - not a negation: "not only", "not just", "no more than", "no less than", "no matter", "whether or not";
     - a negation inside a "that"-clause stays there: "I believe that heads do not share weights" asserts
-      "I believe"; double negations are not cancelled ("it is not true that heads do not ...": negated).
+      "I believe"; double negations are not cancelled ("it is not true that heads do not ...": negated);
+    - "hardly", "rarely", "seldom", "scarcely", "fail(s) to", "lack(s)" are verbal negations;
+    - a frame that calls what follows false: "*it would be wrong to say that* ...", "*it is false / not true to
+      think that* ..." (but "it would be right to say", "it is not wrong to say" assert).
 ``doubted``
     "*I do not believe that* heads run in parallel", "*I doubt* heads ...", "*nobody has shown that* d_model is
     split", "*it is unclear whether* ...", "*I am not sure that* ...".
     A *distancing* sentence of the same paragraph, with no domain word of its own, makes the last contrast
     segment of the sentence before it doubted ("... . *I have my doubts.*", "*Maybe.*", "*That is their claim,
     not mine.*", "*I leave that to the lecturer.*"); one that says "any/all of this" reaches every earlier
-    sentence of the paragraph ("*I have not checked any of this.*"). A distancing clause after "but" or ";"
+    sentence of the paragraph ("*I have not checked any of this.*"). A retraction ("*None of that is true.*",
+    "*I made all of this up.*") reaches its paragraph; one that names the answer ("*Everything I wrote above is
+    false.*") reaches every sentence before it (:func:`distancing`). A distancing clause after "but" or ";"
     does the same to the segment before it ("..., *but I am not convinced*"). Doubt that names something
     else keeps the assertion: "I am not sure about the exact numbers, but each head has 64 dimensions" (the
     doubt comes first and the "but" clause states something of its own).
@@ -42,7 +47,9 @@ with a ``stance`` and the cues that gave it:
     / *supposedly* / *allegedly* ...", "*according to some blog posts / its fans*, ...". An authority the
     student reports as fact is asserted: "the paper shows that ...", "as Vaswani et al. explain, ...", "in
     the lecture we saw that ...", "according to the original paper, ...", "the authors say that ..."
-    (definite, named). "They say" counts as vague others: heads and tokens do not say or claim.
+    (definite, named). "They say" counts as vague others: heads and tokens do not say or claim. One source
+    without authority is reported, not endorsed: "*my friend claims* ...", "*ChatGPT told me* ...", "*according
+    to a YouTube video*, ..."; a reference work cited plainly is endorsed: "according to Wikipedia, ..." asserts.
 ``question``
     the clause ends with "?" ("do heads run in parallel?"), or is a "whether" complement
     ("I wonder *whether* heads share weights").
@@ -59,7 +66,9 @@ with a ``stance`` and the cues that gave it:
 ``framed``
     presented as an error: "*a common misconception is that* ...", "*it is a myth that* ...", "*people
     wrongly believe* ...", "*contrary to popular belief*, heads split d_model" (the belief phrase is
-    framed, what follows the comma is asserted).
+    framed, what follows the comma is asserted), and a frame after a "that" subject: "*that* heads run in
+    parallel *is a myth*", "*the claim that* each head has its own projections *is false*".
+``supposed`` also covers a wish: "*I wish* heads ran in parallel".
 
 "but", "however", ";", "whereas", "while", "instead" (not "instead of"), "although", "in fact",
 "actually" and ":" start a new *segment* whose stance is its own: "some say heads split the tokens,

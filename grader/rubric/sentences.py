@@ -62,9 +62,10 @@ def units(rubric: Rubric, blocks_: list[Block]) -> tuple[list[Unit], int, bool]:
             rest = ""
             if len(sentence) > room * CHARS_PER_WORD:
                 at = sentence.rfind(" ", 0, room * CHARS_PER_WORD)
-                split_word = at <= 0  # no space to cut at: the word goes on in ``rest``
-                at = room * CHARS_PER_WORD if split_word else at
-                sentence, rest = sentence[:at], (re.sub(r"^\w+", "", sentence[at:]) if split_word else sentence[at:])
+                at = at if at > 0 else room * CHARS_PER_WORD
+                sentence, rest = sentence[:at], sentence[at:]
+                if re.match(r"\w", rest) and re.search(r"\w$", sentence):  # cut inside a word: counted once
+                    rest = re.sub(r"^\w+", "", rest)
                 cut = True
             pieces = [sentence]
             toks = words(sentence)
