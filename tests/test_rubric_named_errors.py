@@ -62,3 +62,16 @@ def test_a_correct_answer_names_no_error():
     text = (ROOT / "solutions/exercise1/answer.md").read_text(encoding="utf-8")
     a = rubric.evaluate(RUBRIC, text)
     assert not any(m.found for m in a.misconceptions.values())
+
+
+def earned(text: str) -> set[str]:
+    return {k for k, r in rubric.evaluate(RUBRIC, text).lines.items() if r.earned}
+
+
+def test_heads_one_after_the_other_is_no_stacking_and_not_only_is_no_causal_mask():
+    sequential = frame(q1="In multi-head attention, the heads in each layer run one after the other.")
+    assert "stacked" not in earned(sequential) and "heads_sequential" in found(sequential)
+    blocks = frame(q1="The transformer blocks are applied one after the other, each refining the output of the one below.")
+    assert "stacked" in earned(blocks) and "heads_sequential" not in found(blocks)
+    assert "gpt_causal" not in earned(frame(q3="GPT can see all the tokens, not only the earlier ones."))
+    assert "gpt_causal" in earned(frame(q3="GPT uses a causal mask: each token attends only to the earlier tokens."))
