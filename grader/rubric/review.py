@@ -34,6 +34,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .assertions import clauses
 from .concepts import find
 from .spec import Rubric
 from .sentences import Unit
@@ -81,6 +82,19 @@ _COUNTERFACTUAL = re.compile(r"\b(?:without|if|unless|remov\w*|drop\w*|delet\w*|
                              r"identity|norm|layer norm|mask)\w*)\b")
 
 
+#: Negations that only say something is absent ("there is no clean path", "without a mask"): said of another
+#: configuration (post-norm, a model without residuals), they restate a concept's converse; never a denial.
+_ABSENCE = frozenset({"no", "without", "none", "nothing", "nobody", "neither", "nor"})
+
+
+def _absence_only(hit) -> bool:
+    """Whether every cue that makes ``hit``'s match not asserted is an absence word (:data:`_ABSENCE`)."""
+    norm = hit.units[0].norm
+    cues = [q for c in clauses(norm) if c.stance != "asserted" and c.start < hit.end and hit.start < c.end
+            for q in c.cues]
+    return bool(cues) and all(norm[q.start:q.end].strip() in _ABSENCE for q in cues)
+
+
 def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]]) -> dict[str, str]:
     """Earned lines that another sentence denies: line id -> the denying sentence.
 
@@ -99,7 +113,7 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
                 continue
             pool = [u for u in units_ if not any(u.display in q for q in quotes) and not _COUNTERFACTUAL.search(u.norm)]
             hit = find(ev, pool, denied=True)
-            if hit is not None:
+            if hit is not None and not _absence_only(hit):
                 out[line.id] = hit.units[0].display
                 break
     return out
