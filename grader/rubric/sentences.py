@@ -1,4 +1,33 @@
-"""Step 2, sentences: the blocks of an answer cut into sentence units (a bare keyword list into its items)."""
+"""Step 2, sentences: the blocks of an answer cut into sentence units (a bare keyword list into its items).
+
+A unit is *prose* (a sentence, counted in the answer's prose share) when it has at least ``sentence_min_words``
+words, at least ``sentence_min_function_share`` function words (conjunctions counted at most as often as the
+others, :func:`sentence_share`), fewer than two arrows, and a verb-like word (:func:`has_verb`). The verb test
+is what tells a sentence from a fragment list whose items have articles and prepositions: "- several heads in
+parallel on the same tokens", "- own query, key and value projections for each head", "- the outputs of all
+heads concatenated, then W_O", "- a causal mask for GPT, none for BERT" are fragments (the labelling guide:
+fragments earn nothing; an answer mostly of them is a keyword list). A word is verb-like when it is
+
+1. an auxiliary, modal or copula (:data:`AUXILIARIES`: "each head *is* a reader", "GPT *can* not look
+   ahead") or a subject's contraction ("*it's*", "*they're*", "*let's*"; not the possessive "head's");
+2. a form of a verb of this domain (:data:`VERB_BASES`, ~210 verbs in every inflection, and
+   :data:`IRREGULAR_PAST`) in a verb's place:
+
+   - the -s form after a subject (a pronoun or a content word) or first in a clause: "each head *attends*",
+     "the MLP *processes* each token", "| *reads* the whole contract |";
+   - the base form after a subject or as a command: "heads *run* in parallel", "*imagine* a team", "*think* of";
+   - the past form after a subject and not ending the clause: "the model *learned* a pattern", but not
+     "the outputs of all heads *concatenated*, then W_O" nor "roles *learned*, not assigned";
+   - the -ing form before its object: "*merging* the notes", "*concatenating* the head outputs";
+
+   bases as often nouns (:data:`NOUN_TOO`: maps, uses, costs, splits) count as -s forms only before an object
+   or a content word ("the model *maps* each token", not "attention maps for each head"), as base forms only
+   after a plural subject ("heads *split* the work", not "a head split");
+3. any word after "I/you/we/they" ("they *meet*"), or an -s/-ed word after another pronoun ("it *deepens*").
+
+A participle fragment with a complement still passes ("heads computed in parallel on the same tokens"): the
+rule finds a verb-like word, not a finite clause (tests/test_rubric_prose.py shows that limit).
+"""
 from __future__ import annotations
 
 import re
@@ -113,10 +142,150 @@ def sentence_share(tokens: list[str]) -> float:
     return (others + min(joins, others)) / len(tokens)
 
 
+# --------------------------------------------------------------------------- the verb test
+
+#: Auxiliaries, modals and the copula: any one of them makes a clause ("each head is a reader").
+AUXILIARIES = frozenset("""
+is are was were be been being am has have had having do does did can could will would shall should may might
+must
+""".split())
+#: Words that stand for a subject: a verb form right after one of them is read as a verb ("it helps", "we split").
+SUBJECT_PRONOUNS = frozenset("""
+i you he she it we they this that these those which who what one each all both some many most few others there
+everything nothing something anything everyone someone anyone nobody everybody somebody
+""".split())
+#: Plural subjects: any content word right after one is read as a verb ("they meet", "we differ").
+_PLURAL_PRONOUNS = frozenset("i you we they".split())
+#: Words that begin an object: an ambiguous form (:data:`NOUN_TOO`) before one is a verb ("maps each token").
+OBJECT_STARTS = frozenset("""
+the a an each every its their it them all this these those both his her our your one no some any my many
+several multiple two three four
+""".split())
+#: Words a command may follow at the start of a sentence ("so picture a ...", "now imagine ...").
+_OPENERS = frozenset("so ok okay and but now then first just please also".split())
+#: Words skipped when looking back from a verb form for its subject ("the heads also run", "each one then adds").
+_ADVERBS = frozenset("""
+also only just still often always never usually then each all both together first simply really actually
+basically effectively not now thus therefore instead again already even
+""".split())
+#: A subject's contracted verb as :func:`.read.normalise` leaves it ("it's", "they're", "we've", "let's").
+_CONTRACTED = re.compile(r"^(?:it|that|there|here|what|who|he|she|let|where|how|this|everything)'s$"
+                         r"|'(?:re|ve|ll|d|m)$")
+
+#: Verbs of this domain, base forms: each in every inflection (:func:`_inflections`) is a verb-like word.
+VERB_BASES = frozenset("""
+act add aggregate allow apply arrive attend average avoid begin belong blend break bring build calculate call
+ask capture carry change check choose collect combine come compare compute concatenate connect consider consist
+contain contribute control convert copy correspond cost count create cut decide decode depend describe detect
+determine differ divide double drop embed enable encode end ensure exist explain explode express feed find
+fit flow focus follow force forget form gather generate get give go grow halve handle happen hear help hide
+hold ignore imagine improve include increase involve join keep know lead learn let link listen look lose make
+map matter mean measure meet merge miss mix move multiply need normalise normalize note notice obtain occur
+operate optimise optimize pass pay perform pick picture play predict prefer prevent process produce project
+protect provide pull push put reach read receive reduce refer relate rely remain remember repeat represent
+require reshape rest return reuse review rotate route run say scale see seem select send serve set share shift show
+shrink sit skip slice solve sort specialise specialize split stabilise stabilize stack stand start stay stop
+store sum suppose surround take talk tell tend think track train transform travel treat try turn understand
+update use vanish vary want watch weigh work wrap write
+""".split())
+#: Bases whose forms are as often nouns ("attention maps", "the uses", "a split"): their -s form is a verb only
+#: before an object or a content word ("maps each token"), their base form only after a plural subject.
+NOUN_TOO = frozenset("""
+change check copy cost count cut drop end form look map need pass process project rest set shift sort split
+stack start sum track turn update use
+""".split())
+#: Irregular past forms and participles (regular ones are made by :func:`_inflections`).
+IRREGULAR_PAST = frozenset("""
+ran saw seen took taken gave given made kept fed split put got gotten went gone came did done knew known
+thought told said found held brought built chose chosen became began begun grew grown led left lost meant
+read sent set showed shown stood understood wrote written sat cut let hid hidden broke broken drew drawn
+spent paid fell fallen
+""".split())
+
+
+def _inflections(base: str) -> set[str]:
+    """``base`` with -s, -ed and -ing, spelled every way English spells them ("map": maps, mapped, mapping)."""
+    out = {base}
+    if re.search(r"(?:s|sh|ch|x|z|o)$", base):
+        out.add(base + "es")
+    elif re.search(r"[^aeiou]y$", base):
+        out.add(base[:-1] + "ies")
+    else:
+        out.add(base + "s")
+    stem = base[:-1] if base.endswith("e") else base
+    if re.search(r"[^aeiou]y$", base):
+        out |= {base[:-1] + "ied", base + "ing"}
+    else:
+        out |= {stem + "ed", stem + "ing"}
+    if re.search(r"[^aeiou][aeiou][bdgklmnprtz]$", base):  # a doubled last consonant: mapped, splitting
+        out |= {base + base[-1] + "ed", base + base[-1] + "ing"}
+    return out
+
+
+_FORMS: dict[str, tuple[str, str]] = {}  # a form -> (its kind, its base)
+for _base in VERB_BASES:
+    for _form in _inflections(_base):
+        _FORMS.setdefault(_form, ("past" if _form.endswith("ed") else "ing" if _form.endswith("ing")
+                                  else "base" if _form == _base else "s", _base))
+for _form in IRREGULAR_PAST:
+    _FORMS.setdefault(_form, ("past", _form))
+_TOKEN = re.compile(r"[^\W_]+(?:[-_'][^\W_]+)*|[,;:.!?]")  # words and clause marks; brackets are skipped
+_CLAUSE_END = frozenset(",;:.!?")
+
+
+def _subject_before(tokens: list[str], i: int) -> str:
+    """The word before ``tokens[i]`` that could be its subject, past adverbs ("heads also run": "heads");
+    '' at the start of the clause."""
+    j = i - 1
+    while j >= 0 and (tokens[j] in _ADVERBS or tokens[j].endswith("ly")):
+        j -= 1
+    return tokens[j] if j >= 0 and tokens[j] not in _CLAUSE_END else ""
+
+
+def _is_subject(word: str, plural: bool = False) -> bool:
+    """A pronoun subject, or a content word (a noun, as far as a word list can tell; plural when asked)."""
+    if word in SUBJECT_PRONOUNS:
+        return True
+    if not word or word in FUNCTION_WORDS:
+        return False
+    return word.endswith("s") if plural else True
+
+
+def has_verb(norm: str) -> bool:
+    """Whether a normalised sentence has a verb-like word, the test that tells a sentence from a fragment.
+
+    See the module docstring for the rule and its examples.
+    """
+    tokens = _TOKEN.findall(norm)
+    for i, tok in enumerate(tokens):
+        if tok in AUXILIARIES or _CONTRACTED.search(tok):
+            return True
+        kind, base = _FORMS.get(tok, (None, ""))
+        before = _subject_before(tokens, i)
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else "."
+        ambiguous = base in NOUN_TOO
+        starts = before == "" or before in _OPENERS  # a clause's first word (a command, or a subject left out)
+        object_next = nxt in OBJECT_STARTS or nxt.isdigit()
+        if kind == "s" and (_is_subject(before) or starts) and (
+                not ambiguous or object_next or (nxt not in FUNCTION_WORDS and nxt not in _CLAUSE_END)):
+            return True  # "each head attends", "the model maps each token"; not "attention maps for each head"
+        if kind == "base" and (_is_subject(before, plural=ambiguous) or (starts and (nxt != "of" or tok == "think"))):
+            return True  # "heads run", "a norm surrounds": "they mix"; a command "imagine ...", "think of ..."
+        if kind == "past" and _is_subject(before) and nxt not in _CLAUSE_END:
+            return True  # "the model learned a ..."; not "the outputs of all heads concatenated, then W_O"
+        if kind == "ing" and object_next:
+            return True  # a verb with its object: "merging the notes", "concatenating the head outputs"
+        if kind is None and (before in _PLURAL_PRONOUNS and tok not in FUNCTION_WORDS
+                             or before in SUBJECT_PRONOUNS and re.search(r"[^su]s$|ed$", tok)):
+            return True  # a verb not in the list after a pronoun: "they meet", "it deepens", "this doubled"
+    return False
+
+
 def _make_unit(rubric: Rubric, display: str, section: int, block: int, list_item: bool = False) -> Unit:
     norm = normalise(display)
     toks = words(norm)
     prose = (not list_item and len(toks) >= rubric.sentence_min_words
              and sentence_share(toks) >= rubric.sentence_min_function_share
-             and len(_ARROW.findall(norm)) < 2)  # "a -> b -> c" is notes in arrows, not a sentence
+             and len(_ARROW.findall(norm)) < 2  # "a -> b -> c" is notes in arrows, not a sentence
+             and has_verb(norm))
     return Unit(display=display, norm=norm, section=section, block=block, list_item=list_item, prose=prose)

@@ -226,17 +226,52 @@ def _foreign(tokens: list[str]) -> tuple[str, float]:
     return lang, shares[lang]
 
 
+#: A paragraph whose letters are more than this share non-Latin is not English, even when its English half reads
+#: as English (every sentence followed by its translation); a Greek letter or a Chinese name in a sentence is far
+#: below it.
+MAX_NON_LATIN_SHARE = 0.25
+#: Letters written by one character per syllable or word (Chinese, Japanese, Korean) weigh this many letters: a
+#: translation into Chinese has a quarter of its English original's letters.
+SYLLABLE_WEIGHT = 2
+_SYLLABIC = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL")
+
+
+def _syllabic(ch: str) -> bool:
+    return ch.isalpha() and unicodedata.name(ch, "").startswith(_SYLLABIC)
+
+
+#: Inline code (a name, a formula): in any script, so left out of the script count.
+_CODE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+
+
+def non_latin_share(text: str) -> float:
+    """Share of the letters of ``text`` that are not Latin (0 for no letters); symbols, digits and punctuation
+    are not letters, and a Chinese, Japanese or Korean character counts as :data:`SYLLABLE_WEIGHT` letters."""
+    latin = other = 0
+    for ch in text:
+        if ch.isalpha():
+            if "LATIN" in unicodedata.name(ch, ""):
+                latin += 1
+            else:
+                other += SYLLABLE_WEIGHT if _syllabic(ch) else 1
+    return other / (latin + other) if latin + other else 0.0
+
+
 def paragraph_language(text: str) -> str:
     """'' when a paragraph reads as English, else what it looks like ("Portuguese", "non-Latin script").
 
     A per-paragraph function-word test: the share of English function words ("the", "is", "of") against
-    that of Portuguese, Spanish, French, German or Italian ones (at least :data:`MIN_FOREIGN_SHARE`); a
-    paragraph mostly in a non-Latin script is not English either. Formulas and technical terms weigh on
-    neither side.
+    that of Portuguese, Spanish, French, German or Italian ones (at least :data:`MIN_FOREIGN_SHARE`). A
+    paragraph mostly in a non-Latin script is not English either, nor one whose letters are more than
+    :data:`MAX_NON_LATIN_SHARE` non-Latin ("English mixed with a non-Latin script": a sentence and its
+    translation). Formulas and technical terms weigh on neither side; ``text`` is a block of
+    :func:`.read.blocks` (code ticks gone: :func:`foreign_paragraphs` leaves inline code out first).
     """
-    letters = [ch for ch in text if ch.isalpha()]
-    if letters and sum("LATIN" in unicodedata.name(ch, "") for ch in letters) / len(letters) < 0.5:
+    share = non_latin_share(text)
+    if share >= 0.5:
         return "non-Latin script"
+    if share > MAX_NON_LATIN_SHARE:
+        return f"English mixed with a non-Latin script, {share:.0%} of the letters"
     tokens = words(normalise(text))
     if not tokens:
         return ""
@@ -244,17 +279,27 @@ def paragraph_language(text: str) -> str:
     return lang if share >= MIN_FOREIGN_SHARE and share > function_share(tokens) else ""
 
 
+def _size(text: str) -> int:
+    """Words of a paragraph, where a run of Chinese, Japanese or Korean characters (written without spaces)
+    counts one word per two characters."""
+    syllabic = sum(_syllabic(ch) for ch in text)
+    return len(words(normalise("".join(" " if _syllabic(ch) else ch for ch in text)))) + syllabic // 2
+
+
 def foreign_paragraphs(markdown: str, spec: AnswerSpec) -> list[tuple[int, str, str]]:
-    """Paragraphs (of at least ``paragraph_min_words`` words) that do not read as English.
+    """Paragraphs (of at least ``paragraph_min_words`` words, :func:`_size`) that do not read as English
+    (:func:`paragraph_language`; inline code, a name or formula in any script, is left out).
 
     Returns:
         (paragraph number from 1, its first words, what it looks like) for each.
     """
     out = []
-    for i, block in enumerate(blocks(markdown)[0], 1):
-        if len(words(normalise(block.text))) < spec.paragraph_min_words:
+    shown = blocks(markdown)[0]
+    no_code = blocks(_CODE_SPAN.sub("`\u00b7`", markdown))[0]  # a span becomes a dot: the same blocks, in order
+    for i, block in enumerate(shown, 1):
+        if _size(block.text) < spec.paragraph_min_words:
             continue
-        lang = paragraph_language(block.text)
+        lang = paragraph_language(no_code[i - 1].text if len(no_code) == len(shown) else block.text)
         if lang:
             out.append((i, " ".join(block.text.split()[:6]), lang))
     return out
