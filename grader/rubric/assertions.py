@@ -194,6 +194,9 @@ def _negations(text: str, seg: tuple[int, int], subs: list[tuple[int, int]]) -> 
                 word = re.match(r"\S+", text[m.end():sub[1]].lstrip())
                 scope = (m.start(), _np_end(text, m.end(), sub[1]) if word else m.end())
             out.append(Cue("negated", m.start(), m.end(), *scope))
+    for m in cues.FAR_FROM.finditer(text, *seg):  # "far from running in parallel, ...": up to the next comma
+        comma = text.find(",", m.end(), seg[1])
+        out.append(Cue("negated", m.start(), m.end(), m.start(), comma if comma >= 0 else seg[1]))
     for m in cues.DENIAL.finditer(text, *seg):  # a denied role: the subject is denied too
         if any(a <= m.start() < b for a, b in blocked):
             continue
@@ -208,7 +211,7 @@ def _frames(text: str, seg: tuple[int, int], next_seg: tuple[int, int] | None) -
     for stance, pattern in cues.FRAMES:
         for m in pattern.finditer(text, *seg):
             end = seg[1]
-            if stance == "framed" and m.group(0).startswith("contrary"):
+            if stance == "framed" and re.match(r"contrary to (?:popular|common|what (?:many|most|some))", m.group(0)):
                 comma = text.find(",", m.end(), seg[1])
                 end = comma if comma >= 0 else m.end()
             elif next_seg and not text[m.end():seg[1]].strip(" :"):
@@ -225,9 +228,10 @@ def _conditions(text: str, segs: list[tuple[int, int]]) -> list[Cue]:
             ante_end = stop.start() if stop else seg[1]
             rest = [(ante_end, seg[1])] if ante_end < seg[1] else []
             rest += [(seg[0], m.start())] if text[seg[0]:m.start()].strip(" ,") else []
-            counterfactual = [r for r in rest if cues.HYPOTHETICAL_MODAL.search(text, *r)]
+            make_believe = bool(cues.MAKE_BELIEVE.match(m.group(0)))
+            counterfactual = [r for r in rest if make_believe or cues.HYPOTHETICAL_MODAL.search(text, *r)]
             out.append(Cue("supposed", m.start(), m.end(), m.start(), ante_end,
-                           rule=bool(rest) and not counterfactual and not m.group(0).startswith(("imagine", "suppos"))))
+                           rule=bool(rest) and not counterfactual))
             out += [Cue("supposed", m.start(), m.end(), a, b) for a, b in counterfactual]
     return out
 
@@ -265,9 +269,11 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
         if i and distancing(text[seg[0]:seg[1]]):  # "..., but I am not convinced"
             marks.append(Cue("doubted", seg[0], seg[1], *segs[i - 1]))
         for a, b in subs[1:]:
-            if re.match(r"which (?:is|was) (?:wrong|false|incorrect|untrue|a myth|not true)\b", text[a:b]):
+            if cues.REFUTE_CLAUSE.match(text[a:seg[1]].lstrip(" ,(")):  # "..., which turned out to be false"
                 marks.append(Cue("refuted", a, b, seg[0], a))
     marks += _conditions(text, segs)
+    if cues.SARCASM_OPEN.match(text) and cues.SARCASM_CLOSE.match(following.strip()):  # "Sure, ... . Right."
+        marks.append(Cue("refuted", len(text), len(text), 0, len(text)))
     if segs and cues.REFUTE_NEXT.match(following.strip()):
         marks.append(Cue("refuted", len(text), len(text), *segs[-1]))
     elif segs and distancing(following):

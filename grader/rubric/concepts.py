@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
+from . import cues
 from .assertions import Clause, Cue, asserted, clauses, distancing
 from .spec import Evidence
 from .read import FUNCTION_WORDS
 from .sentences import Unit
-from .topic import anchored, bound_and_mixed, foreign_agents, mapped, misused, topical
+from .topic import anchored, bound_and_mixed, foreign_agents, mapped, misused, mixing_paragraph, strong_beyond, topical
 
 
 @dataclass
@@ -136,18 +138,35 @@ def _said_of(ev: Evidence, text: str, at: int, previous: str) -> bool:
 def retracted(units_: list[Unit]) -> list[bool]:
     """For each unit, whether a later sentence takes it back (:func:`.assertions.distancing`): one that reaches its
     paragraph ("None of that is true.") in the same block, one that reaches the answer ("Everything I wrote above
-    is false.") anywhere after it. List items retract nothing."""
+    is false.") anywhere after it. List items retract nothing.
+
+    A label that calls what follows false ("Wrong claims:", "Myths:", :data:`.cues.FALSE_LABEL`) reaches the list
+    under it: each following one-sentence block (a bullet) or list item of its section, up to a block of several
+    sentences, a new section, or a sentence that opens with a contrast ("In reality, ...", "But ...")."""
     out = [False] * len(units_)
+    per_block = Counter(u.block for u in units_)
+    label: int | None = None  # section of the open label
+    for i, u in enumerate(units_):
+        if cues.FALSE_LABEL.match(u.norm.strip()):
+            label = u.section
+        elif label is not None:
+            ends = u.section != label or (per_block[u.block] > 1 and not u.list_item) \
+                or cues.SEGMENT.match(u.norm.lstrip())
+            if ends:
+                label = None
+            else:
+                out[i] = True
     answer = False
     paragraph: set[int] = set()
     for i in range(len(units_) - 1, -1, -1):
         u = units_[i]
-        out[i] = answer or u.block in paragraph
-        if not u.list_item:
-            reach = distancing(u.norm)
-            answer = answer or reach == "answer"
-            if reach == "paragraph":
-                paragraph.add(u.block)
+        if u.list_item:
+            continue
+        out[i] = out[i] or answer or u.block in paragraph
+        reach = distancing(u.norm)
+        answer = answer or reach == "answer"
+        if reach == "paragraph":
+            paragraph.add(u.block)
     return out
 
 
@@ -163,7 +182,7 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
         following = nxt.norm if nxt and nxt.block == u.block and not nxt.list_item else ""
         answered = len(scope) == 2 and u is scope[0] and norm.endswith("?") \
             and not re.match(r"(?:no|not|never|nope|wrong)\b", scope[1].norm)
-        retracted = not u.list_item and retractions[i]
+        retracted = retractions[i]
         for c in clauses(norm, following, retracted):  # a question answered by the next sentence sets its topic
             out.append(Clause(c.start + offset, c.end + offset, c.text, c.stance, tuple(
                 Cue(q.stance, q.start + offset, q.end + offset, q.scope_start + offset, q.scope_end + offset, q.rule)
@@ -229,6 +248,12 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
         if any(lo <= s < lo + len(norm) for s, _ in combo) and bound_and_mixed(norm):
             return False
         lo += len(norm) + 1
+    paragraph = [v.norm for v in units_ if v.block == scope[0].block]
+    starts = [sum(len(n) + 1 for n in norms[:k]) for k in range(len(norms))]
+    local = {n: [(s - lo, e - lo) for s, e in combo if lo <= s < lo + len(n)] for n, lo in zip(norms, starts)}
+    holding = tuple(n for n in norms if local[n])  # the sentences holding a piece; a neighbour's anchors do not help
+    if mixing_paragraph(paragraph, holding) and not any(strong_beyond(n, local[n]) for n in holding):
+        return False  # among sentences of pasta and ovens, "the sauce stays at the unigram level U"
     if len(norms) == 2:  # a pair: the sentence holding a piece is not anchored by its neighbour's words alone
         cut = len(norms[0]) + 1
         for k, (lo, hi) in enumerate(((0, cut - 1), (cut, len(text)))):

@@ -17,6 +17,9 @@ NOT_NEGATION = re.compile(r"\bnot (?:only|just|merely)\b|\bno (?:more|less|fewer
 VERBAL = re.compile(r"\b(?:not|never|nor|neither|nobody|no one|no-one|none|nothing|no longer|hardly|rarely|seldom|"
                     r"scarcely|fail(?:s|ed|ing)? to|lack(?:s|ed|ing)?)\b")
 PHRASAL = re.compile(r"\b(?:no|without|instead of|rather than)\b")
+#: "*Far from* running in parallel, the heads wait": it denies everything up to the next comma of its segment.
+FAR_FROM = re.compile(r"\bfar from\b(?! (?:clear|obvious|certain|perfect|ideal|optimal|trivial|easy|simple|"
+                      r"over|done|complete|finished)\b)")
 #: Words that deny a thing's role rather than negating a verb: they cover their whole sub-clause, subject included
 #: ("warm-up *is irrelevant* to it", "the additions *make no difference*", "a layer norm leaves the gradient
 #: *untouched*": the cue is the last word, so evidence that spells "untouched" owns it).
@@ -64,7 +67,15 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                 r"totally|entirely|very))? (?:false|wrong|incorrect|untrue|inaccurate|misleading|mistaken|a mistake|"
                 r"an error|nonsense|not (?:true|correct|right|accurate|the case|so)|never (?:true|the case)) (?:that|"
                 r"to (?:say|think|believe|claim|assume|suggest|write|state|imagine)(?: that)?)\b|\bnot the case that\b"),
+    ("framed", r"\bcontrary to (?:what )?(?:the|our|my) (?:slides?|lectures?|lecturer|lesson|course|teacher|"
+               r"instructor|professor|notes|textbook|book|paper|reading)(?: (?:say|says|said|claim|claims|teach|"
+               r"teaches|taught|show|shows|showed|tell us|told us))?\b"),
     ("supposed", r"\b(?:i|we) (?:only |really |just )?wish\b(?: that\b)?|\bif only\b"),
+    ("doubted", rf"\b{_I} (?:refuse|decline) to (?:believe|accept|think)\b(?: that\b)?|\b{_I} used to (?:think|believe|"
+                r"assume|imagine)\b(?: that\b)?"),
+    ("doubted", r"\b(?:do not|never|nobody should|no one should) (?:believe|trust|listen to) (?:anyone|anybody|someone|"
+                r"those|people|whoever|a person)(?: who| that)? (?:tells?|says?|claims?|writes?|insists?)(?: (?:you|us|"
+                r"me))?\b(?: that\b)?"),
     ("doubted", rf"\b{_I} (?:do not|did not|can not|would not|no longer) (?:believe|think|buy|accept|agree)\b"
                 r"(?: that\b)?"),
     ("doubted", rf"\b{_I} (?:doubt|question)\b(?: that\b| whether\b)?|\bi am (?:not (?:sure|certain|convinced)|"
@@ -95,14 +106,22 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
     ("question", r"\bwhether\b"),
 ))
 CONDITION = re.compile(r"\b(?:if|unless|suppose|supposing|imagine|assuming|assume that|in case|provided that|"
-                        r"as if|what if)\b")
+                        r"as if|what if|pretend(?:ing)?(?: that)?|in (?:a|an|some) (?:world|universe|fantasy|dream) "
+                        r"(?:where|in which)|let us (?:imagine|suppose|pretend|say)|let's (?:imagine|suppose|pretend))\b")
+#: A condition that makes its whole sentence make-believe, consequent included ("*in a world where* heads ...,
+#: each head ...", "*pretend that* ...", "*what if* ..."): no rule antecedent.
+MAKE_BELIEVE = re.compile(r"(?:imagine|suppos|pretend|in (?:a|an|some) (?:world|universe|fantasy|dream)|let|what if)")
 #: The modal of a counterfactual consequent ("..., the layer *would* be slower").
 HYPOTHETICAL_MODAL = re.compile(r"\b(?:would|could|might|would have|could have|might have)\b")
+#: "If anything, the reverse holds", "(in reality) nothing of the sort": said of what came just before.
+_REVERSE = r"(?:if anything,? )?the (?:reverse|opposite) (?:holds|is true|is the case)\b"
+_NOT_SO = r"(?:in reality|in fact|actually|in truth)?,? ?nothing of the sort\b"
 REFUTE_NEXT = re.compile(
     r"^(?:but |and |yet )?(?:this|that|it|which|the (?:idea|claim|belief)) (?:is|was|would be|is simply|is just) "
     r"(?:wrong|false|incorrect|untrue|mistaken|a myth|a misconception|a mistake|not (?:true|correct|right|so|"
     r"the case|how it works))\b|^(?:wrong|false|untrue|not (?:true|so)|nope|no)\s*[,.!:;]|"
-    r"^(?:they|it|this|that|he|she) (?:do|does|did|is|are) not\s*(?:[,.!:;]|$|because\b)")
+    r"^(?:they|it|this|that|he|she) (?:do|does|did|is|are) not\s*(?:[,.!:;]|$|because\b)|"
+    rf"^{_REVERSE}|^{_NOT_SO}")
 #: A sentence (or a clause after "but") that distances the student from what came before it.
 DISTANCE = re.compile(
     r"(?:^|[;:]\s*|\b(?:but|yet|though|and|still|then again)\s+)(?:"
@@ -111,6 +130,7 @@ DISTANCE = re.compile(
     r"(?=\s*(?:[.!,;]|$|(?:about|of) (?:it|that|this|them|these|those|all (?:of )?this)\b|(?:that|if|whether) (?:it|this|"
     r"that|they|these|those) (?:is|are|was|were|holds?|works?)\b|(?:it|this|that|they) (?:is|are|was|were|holds?)\b|"
     r"either way|at all|yet))|"
+    r"i (?:no longer|do not any ?more) (?:do|think so|believe (?:it|that|this|so)|believe|think that)\b|"
     r"i (?:doubt|question) (?:it|that|this|them|these|those)\b|i (?:do not|did not) (?:buy|believe|trust) (?:it|that|this|them)\b|"
     r"(?:that|this|it) is (?:only |just )?(?:their|his|her|the authors'|other people's) (?:claim|view|opinion|idea|story|theory)|"
     r"i would not (?:commit|bet|swear|vouch|rely|put money)|i have not (?:checked|verified|confirmed|tested|looked)|"
@@ -123,8 +143,27 @@ DISTANCE_ALL = re.compile(r"\b(?:any|all|none|most|each) of (?:this|that|these|t
                            r"\bthese (?:claims|statements|ideas|things|points|views)\b")
 
 
-REFUTE_SAME = re.compile(r"^\s*(?:and |but )?(?:that|this|which|it) (?:is|was) (?:simply |just )?(?:wrong|false|"
-                          r"incorrect|untrue|a myth|a misconception|a mistake|not (?:true|correct|right))\b")
+#: A segment that refutes the one before it: "..., *but that is false*", "...; *in reality nothing of the sort*",
+#: "...; *if anything, the reverse holds*".
+REFUTE_SAME = re.compile(r"^\s*(?:and |but )?(?:(?:that|this|which|it) (?:is|was) (?:simply |just )?(?:wrong|false|"
+                          rf"incorrect|untrue|a myth|a misconception|a mistake|not (?:true|correct|right))\b|{_NOT_SO}|{_REVERSE})")
+#: A sub-clause that refutes or distances the rest of its segment: "..., *which turned out to be false*", "..., *or so
+#: the story goes*", "..., *said no one ever*".
+REFUTE_CLAUSE = re.compile(
+    r"(?:which|that) (?:is|was|turned out to be|turns out to be|proved to be|proves to be|has proved) (?:simply |just |"
+    r"completely |totally )?(?:wrong|false|incorrect|untrue|a myth|nonsense|not true|the opposite of the truth)\b|"
+    r"or so (?:the story goes|they say|we are told|i am told|i was told|it is said|people say)\b|"
+    r"said no(?: ?one| body)(?: ever)?\b|(?:yeah|oh)?,? ?as if\s*[.!]*$")
+#: Sarcasm: a sentence opening "Sure, ..." followed by one that is only "Right." ("Sure, heads run in parallel. Right.").
+SARCASM_OPEN = re.compile(r"^(?:oh |yeah |yes )?,? ?sure\b,?")
+SARCASM_CLOSE = re.compile(r"^(?:yeah,? |oh,? )?(?:right|as if)\s*[.!]*$")
+#: A label that calls the list under it false ("Wrong claims:", "Myths:", "Misconceptions:"): its list items are
+#: framed as errors. "Common misconceptions and why they are wrong:" is a label too; "Key points:" is none.
+FALSE_LABEL = re.compile(
+    r"^(?:(?:some|a few|common|popular|typical|frequent|the) )?(?:wrong|false|incorrect|mistaken|untrue|bogus|fake|"
+    r"made-up|erroneous) (?:claims|statements|ideas|beliefs|answers|facts|things)\b[^.]*:\s*$|"
+    r"^(?:(?:some|a few|common|popular|typical|frequent|the) )?(?:myths|misconceptions|falsehoods|mistakes|errors|"
+    r"fallacies|lies)\b[^.]*:\s*$")
 
 
 
@@ -160,4 +199,4 @@ TRAILING_FRAME_END = re.compile(
     r"\b(?:is|was) (?:(?:simply|just|quite|plainly|completely|totally|entirely|also|of course) )?(?:(?:a|an)(?: (?:common|"
     r"popular|widespread|persistent|old|urban|classic|frequent|total|complete))? (?:myth|misconception|mistake|error|"
     r"fallacy|falsehood|misunderstanding|fiction)|false|wrong|untrue|incorrect|inaccurate|nonsense|mistaken|fiction|"
-    r"made up|not (?:true|correct|right|accurate|the case|so))\s*[.!]*\s*$")
+    r"made up|the (?:opposite|reverse) of (?:the truth|what is true|what happens)|not (?:true|correct|right|accurate|the case|so))(?: too| as well| either)?\s*[.!]*\s*$")

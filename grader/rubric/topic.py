@@ -288,6 +288,25 @@ def mixed_share(norms: list[str]) -> float:
     return mixed / total if total else 0.0
 
 
+def mixing_paragraph(paragraph: list[str], own: tuple[str, ...]) -> bool:
+    """Whether the other sentences of a paragraph (``paragraph``: its normalised sentences; ``own``: those of the
+    match) mostly mix the lesson's terms with unrelated things (:func:`mixed_sentences`): at least two others, and
+    more than half of them mix. A match there needs a strong anchor of its own (:func:`strong_beyond`): "the sauce
+    stays at the unigram level U" among sentences of pasta and ovens is about the sauce."""
+    others = [nouns for norm, nouns in zip(paragraph, mixed_sentences(paragraph)) if norm not in own]
+    return len(others) >= 2 and 2 * sum(map(bool, others)) > len(others)
+
+
+def strong_beyond(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether ``text`` has a strong domain anchor (attention, token, gradient, learning rate ...) meant in the
+    lesson's sense outside the stretch from the first matched span to the last (offsets into ``text``): in "stays
+    at the unigram level U" matched by "stays" and "at U", "unigram" is the concept's own word, no anchor."""
+    if not spans:
+        return False
+    lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
+    return any(m.end() <= lo or hi <= m.start() for m in _anchors(text, _STRONG))
+
+
 def mixed_words(norms: list[str], limit: int = 6) -> list[str]:
     """The foreign nouns of an answer's mixing sentences, in order, without repeats, at most ``limit``."""
     out: list[str] = []
