@@ -231,7 +231,8 @@ def _conditions(text: str, segs: list[tuple[int, int]]) -> list[Cue]:
             make_believe = bool(cues.MAKE_BELIEVE.match(m.group(0)))
             counterfactual = [r for r in rest if make_believe or cues.HYPOTHETICAL_MODAL.search(text, *r)]
             out.append(Cue("supposed", m.start(), m.end(), m.start(), ante_end,
-                           rule=bool(rest) and not counterfactual))
+                           rule=bool(rest) and not counterfactual and not m.group(0).startswith(("imagine", "suppos",
+                                                                                                  "let"))))
             out += [Cue("supposed", m.start(), m.end(), a, b) for a, b in counterfactual]
     return out
 

@@ -107,10 +107,12 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
 ))
 CONDITION = re.compile(r"\b(?:if|unless|suppose|supposing|imagine|assuming|assume that|in case|provided that|"
                         r"as if|what if|pretend(?:ing)?(?: that)?|in (?:a|an|some) (?:world|universe|fantasy|dream) "
-                        r"(?:where|in which)|let us (?:imagine|suppose|pretend|say)|let's (?:imagine|suppose|pretend))\b")
+                        r"(?:where|in which)|let us (?:imagine|suppose|pretend)|let's (?:imagine|suppose|pretend))\b")
 #: A condition that makes its whole sentence make-believe, consequent included ("*in a world where* heads ...,
-#: each head ...", "*pretend that* ...", "*what if* ..."): no rule antecedent.
-MAKE_BELIEVE = re.compile(r"(?:imagine|suppos|pretend|in (?:a|an|some) (?:world|universe|fantasy|dream)|let|what if)")
+#: each head ...", "*pretend that* ...", "*what if* ..."). "Imagine" and "suppose" only suppose their antecedent
+#: (no rule): "suppose d_model is 768, then each head works in 64 dimensions" asserts the worked example.
+MAKE_BELIEVE = re.compile(r"(?:pretend|in (?:a|an|some) (?:world|universe|fantasy|dream)|let(?: us|'s) (?:imagine|"
+                          r"pretend)|what if)")
 #: The modal of a counterfactual consequent ("..., the layer *would* be slower").
 HYPOTHETICAL_MODAL = re.compile(r"\b(?:would|could|might|would have|could have|might have)\b")
 #: "If anything, the reverse holds", "(in reality) nothing of the sort": said of what came just before.
