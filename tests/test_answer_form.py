@@ -306,3 +306,14 @@ def test_notes_in_arrows_are_not_sentences():
     assert a.prose_share == 0 and any(r.startswith("mostly keywords") for r in a.needs_review)
     sentence = "In the original Transformer the shapes go (B, T, d) -> (B, h, T, d_head) when the heads are split."
     assert rubric.evaluate(EX4_RUBRIC, sentence).prose_share == 1.0  # one arrow in a real sentence is fine
+
+
+def test_a_short_nonsense_explanation_is_routed():
+    garden = ("The residual stream in my garden carries rainwater along an uninterrupted path, so the gradient of the "
+              "lawn stays gentle down to the first flower bed. Post-norm, the neighbour's fence, puts a layer norm of "
+              "ivy in the gradient's way, and the cat falls off it at a high learning rate.")
+    a = rubric.evaluate(EX4_RUBRIC, garden)
+    assert [r for r in a.needs_review if r.startswith("nonsense?: ")]
+    solution = (ROOT / "solutions" / "exercise4" / "report.md").read_text(encoding="utf-8")
+    assert not [r for r in rubric.evaluate(EX4_RUBRIC, solution.split("## Explanation", 1)[1]).needs_review
+                if r.startswith("nonsense?")]

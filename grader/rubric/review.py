@@ -53,6 +53,8 @@ OFF_TOPIC_SHARE = 0.3
 MIXED_SHARE = 0.45
 #: ... counted over at least this many sentences (a short answer is judged by its length instead).
 OFF_TOPIC_MIN_SENTENCES = 4
+#: ... and nonsense over at least this many (exercise 4's explanations are short; one odd sentence is not enough).
+MIXED_MIN_SENTENCES = 2
 
 
 def penalty_of(reason: str) -> float:
@@ -154,7 +156,7 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a) -> tuple[float, 
         own[f"off-topic: {share:.0%} of the words are in sentences about neither the model nor the lesson's "
             "picture (nonsense or another topic?)"] = PENALTY["off-topic"]
     mixed = topic.mixed_share(sentences)
-    if len(sentences) >= OFF_TOPIC_MIN_SENTENCES and mixed > MIXED_SHARE:
+    if len(sentences) >= MIXED_MIN_SENTENCES and mixed > MIXED_SHARE:
         own[f"nonsense?: {mixed:.0%} of the words are in sentences that mix the lesson's terms with unrelated "
             f"things ({', '.join(topic.mixed_words(sentences))})"] = PENALTY["nonsense"]
     reasons = list(own)
