@@ -6,7 +6,6 @@ import pytest
 from conftest import ROOT
 
 from grader import rubric
-from grader.rubric import topic
 from grader.rubric.assertions import stance_of
 
 R1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
@@ -428,54 +427,3 @@ def test_an_analogy_next_to_the_claim_keeps_its_point():
             "unigram level U. It is like a relay race where every runner has to carry the whole baton. The gradient "
             "reaching the first block is tiny, because every block replaces its input.")
     assert "unigram_level" in earned(R4, text)
-
-
-# bare foreign nouns (grader/rubric/nouns.py): no article, yet about something else
-BARE_NONSENSE = [
-    "Post-norm toasters at a high learning rate burn the bread, so bakers need a warm-up.",
-    "Residual streams of commuters carry the gradient past traffic lights to the first junction.",
-    "Layer norms of violins sit in the gradient's way, so orchestras need warm-up before concerts.",
-    "Post-norm strikers at a high learning rate lose the ball, so coaches need a warm-up before matches.",
-    "Residual winds carry the gradient of clouds straight to the first mountains.",
-    "Post-norm umbrellas at a high learning rate break in storms, so hikers need a warm-up.",
-    "Residual gravy carries the gradient past onions to the first plates.",
-    "Layer norms of soup sit between spoons and bowls, so chefs need a warm-up.",
-]
-
-
-@pytest.mark.parametrize("sentence", BARE_NONSENSE)
-def test_a_sentence_of_bare_foreign_nouns_earns_nothing(sentence):
-    assert earned(R4, "## Explanation\n\n" + sentence) == set()
-
-
-@pytest.mark.parametrize("sentence, line", [
-    ("Post-norm transformers at a high learning rate need warm-up.", "warmup"),
-    ("Residual streams carry the gradient straight to the first block.", "gradient_path"),
-    ("Post-norm models at a high learning rate need a warm-up before training.", "warmup"),
-    ("Residual connections carry the gradient past the layer norms to the first blocks.", "gradient_path"),
-])
-def test_bare_lesson_nouns_keep_their_point(sentence, line):
-    assert line in earned(R4, "## Explanation\n\n" + sentence)
-
-
-@pytest.mark.parametrize("sentence, nouns", [
-    ("post-norm toasters at a high learning rate burn the bread, so bakers need a warm-up.",
-     ["bread", "toasters", "bakers"]),
-    ("residual gravy carries the gradient past onions to the first plates.", ["plates", "gravy", "onions"]),
-    # the rules that keep genuine words out: a -s word after a singular noun is a verb, an article ends a
-    # compound, an -ing form is no verb before its object, a plural modifier needs a plural head, adverbs stay out
-    ("the loss spikes and training diverges at a high learning rate.", []),
-    ("residual streams carry the gradient straight to the first block.", []),
-    ("important terms: heads parallel.", []),
-    ("heads are never told what to check, so their roles are often messy.", []),
-    ("each head is h times narrower, so they look backwards only.", []),
-])
-def test_foreign_nouns_finds_bare_heads(sentence, nouns):
-    assert topic.foreign_nouns(sentence) == nouns
-
-
-def test_a_lesson_term_before_a_foreign_noun_is_bound():
-    s = "post-norm toasters at a high learning rate burn the bread."
-    assert topic.misused(s, 0, len(s)) == ["post-norm"]
-    s = "post-norm transformers at a high learning rate need warm-up."
-    assert topic.misused(s, 0, len(s)) == []

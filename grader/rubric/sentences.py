@@ -289,9 +289,3 @@ def _make_unit(rubric: Rubric, display: str, section: int, block: int, list_item
              and len(_ARROW.findall(norm)) < 2  # "a -> b -> c" is notes in arrows, not a sentence
              and has_verb(norm))
     return Unit(display=display, norm=norm, section=section, block=block, list_item=list_item, prose=prose)
-
-
-def verb_form(word: str) -> bool:
-    """Whether ``word`` (lower case) is an auxiliary or a form of a verb in :data:`VERB_BASES` or
-    :data:`IRREGULAR_PAST` ("need", "carries", "sat"): a noun phrase ends before one (:mod:`.nouns`)."""
-    return word in AUXILIARIES or word in _FORMS

@@ -29,8 +29,7 @@ Two general rules decide, with no list of foreign words:
    a toy robot from 1984,**") and through one domain noun ("unigram level **of the pond**"). A sentence that
    binds a term so and names two or more foreign concrete nouns (:func:`foreign_nouns`: heads of noun phrases
    after an article, possessive or "of" that are no domain, picture, general, adjective or abstract word)
-   earns nothing (:func:`bound_and_mixed`); bare nouns count too ("so **bakers** need", "past traffic **lights**",
-   "post-norm **toasters**", which also binds "post-norm": :mod:`.nouns`). :func:`mixed_share` measures, for review routing, the share of an
+   earns nothing (:func:`bound_and_mixed`). :func:`mixed_share` measures, for review routing, the share of an
    answer's words in sentences that mix the lesson's terms with two or more foreign nouns; comparisons ("like a
    library", "think of it as"), the lesson's picture and "each head is a musician" are analogies, not mixing.
 
@@ -44,7 +43,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .nouns import PREPOSITIONS, bare_heads, compound_head
 from .read import FUNCTION_WORDS, words
 
 _STRONG = re.compile(
@@ -56,7 +54,7 @@ _STRONG = re.compile(
 _WEAK = re.compile(
     r"\b(?:gpt\S*|bert\S*|heads?|layers?|blocks?|residuals?|models?|weights?|keys?|values?|projections?|masks?|masked|norms?|"
     r"networks?|neural|training|trained|parameters?|positions?|sequences?|dimensions?|width|outputs?|inputs?|"
-    r"skip|streams?|loss|sublayers?|sub-layers?|linear|normali[sz]\w*|compute|flops)\b")
+    r"skip|stream|loss|sublayers?|sub-layers?|linear|normali[sz]\w*|compute|flops)\b")
 _NAME = re.compile(r"\b(?:gpt\S*|bert\S*)")
 #: Words that make a model's name mean the model (as does any strong anchor): "BERT reads the whole sentence".
 _NAME_CONTEXT = re.compile(
@@ -65,7 +63,7 @@ _NAME_CONTEXT = re.compile(
     r"positions?|gpt\S*|bert\S*)\b")
 _PICTURE = re.compile(
     r"\b(?:persons?|people|team|teams|members?|lawyers?|readers?|reviewers?|colleagues?|experts?|associates?|"
-    r"teammates?|workers?|analysts?|proofreaders?|committee|contracts?|notes|picture|analogy|metaphor|"
+    r"teammates?|workers?|analysts?|proofreaders?|committee|contracts?|notes?|picture|analogy|metaphor|"
     r"everyone|everybody|specialists?)\b")
 _MAPS = re.compile(r"\b(?:is|are|=|corresponds?|plays?|stands? for|represents?|acts? as|maps?|mapped|becomes?|"
                    r"equals?|like|as|means?)\b|->|=")
@@ -135,8 +133,8 @@ def foreign(text: str, start: int, end: int) -> bool:
         of = _OF.match(text, compound.end())
     if of and _foreign_noun_at(text, of.start(1)):
         return True
-    if _apposed(text, end) or compound_head(text, start, _general, _is_domain_word):
-        return True  # "post-norm, the neighbour's fence,"; "post-norm toasters at a high learning rate"
+    if _apposed(text, end):
+        return True
     if word == "head":
         nxt = _AFTER.match(text, end)
         if nxt:
@@ -239,8 +237,8 @@ def foreign_nouns(sentence: str) -> list[str]:
         head, at = "", m.end()
         for _ in range(3):
             w = re.match(r"([^\W\d_][\w'-]*)", sentence[at:])
-            if not w or w.group(1) in FUNCTION_WORDS or w.group(1) in PREPOSITIONS:
-                break  # "a warm-up before matches": the phrase ends at "before"
+            if not w or w.group(1) in FUNCTION_WORDS:
+                break
             word = w.group(1)
             head, at = re.sub(r"'s?$", "", word), at + w.end()
             if word.endswith("'s") and not _general(head) and head not in out:
@@ -254,7 +252,7 @@ def foreign_nouns(sentence: str) -> list[str]:
             at += 1
         if head and not _general(head) and head not in out:
             out.append(head)
-    return out + [h for h in bare_heads(sentence, _general, _is_domain_word) if h not in out]
+    return out
 
 
 def mixed_sentences(norms: list[str]) -> list[list[str]]:
