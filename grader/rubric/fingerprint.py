@@ -77,6 +77,12 @@ def _stem(word: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """The Snowball (English) stem of ``word`` after NFKC and case folding ("heads", "Head" -> "head")."""
+    return _fold(word)
+
+
+@lru_cache(maxsize=1 << 16)
 def _fold(word: str) -> str:  # Snowball in pure Python takes ~50 us a word; a batch's vocabulary is small
     return _stem(unicodedata.normalize("NFKC", word).casefold())
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..results import SubmissionResult
+from .fingerprint import stem
 from .read import FUNCTION_WORDS, blocks, normalise, read_text, words
 from .sentences import split_sentences
 
@@ -160,24 +161,13 @@ def group_id(key: Vector) -> str:
 
 
 # ------------------------------------------------------------------------------ text similarity
-def _stem(word: str) -> str:
-    """A light English suffix stripper (heads -> head; compute, computed, computing -> comput; studies ->
-    study): one suffix, then a final "e", so inflections of one word meet; not a full Porter stemmer."""
-    for suffix, repl, min_len in (("ies", "y", 5), ("sses", "ss", 6), ("ing", "", 6), ("ed", "", 5),
-                                  ("ly", "", 5), ("es", "", 6), ("s", "", 4)):
-        if word.endswith(suffix) and len(word) >= min_len and not (suffix == "s" and word[-2] in "su"):
-            word = word[:-len(suffix)] + repl
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
-
-
 def content_counts(markdown: str) -> Counter:
     """Stemmed content words of an answer (markup, headings and English function words dropped) and the
     pairs of neighbouring content words -> count. The pairs keep answers on one topic apart: on the 54
     answers of tests/exercise1_answers, words alone put 10 pairs of different answers above 0.8 (same
     vocabulary), words and pairs none (the highest 0.71), while a light edit of a copy stays at 0.95."""
     blocks_, _ = blocks(markdown)
-    toks = [_stem(t) for t in words(" ".join(normalise(b.text) for b in blocks_))
+    toks = [stem(t) for t in words(" ".join(normalise(b.text) for b in blocks_))
             if t not in FUNCTION_WORDS and len(t) > 1]
     return Counter(toks) + Counter(f"{a} {b}" for a, b in zip(toks, toks[1:]))
 
