@@ -333,7 +333,7 @@ def _fail(feedback: str, diagnosis: str, findings, details: dict) -> CheckFailur
 
 
 def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
-                 mistakes: dict[str, Mistake] | None = None,
+                 mistakes: dict[str, Mistake] | Callable[[], dict[str, Mistake]] | None = None,
                  findings: Callable[[], list[str]] | None = None,
                  input_scale: float | None = None) -> None:
     """Fail the check unless ``got`` is a float64 array equal to ``expected`` within ``atol``.
@@ -344,7 +344,8 @@ def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
         what: the call in words, e.g. ``"multi_head_attention(x, ..., n_heads=6)"``.
         atol: largest allowed absolute error (DESIGN.md: 1e-6 on float64).
         mistakes: known wrong variants to try when the values differ (a :class:`KnownMistakes` may
-            carry pairs); named by :func:`diagnose`'s rule.
+            carry pairs); named by :func:`diagnose`'s rule. A function returning them is called only
+            then (a table with its pairs costs a few milliseconds to build; most checks pass).
         findings: called only when the values fail and no mistake is named: sentences (e.g. the
             behavioural probes' findings) that become the diagnosis, joined with "; ".
         input_scale: the largest input magnitude of the call, when the caller knows it; a NaN/inf
@@ -355,7 +356,9 @@ def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
         CheckFailure: with feedback (max abs error, worst index, expected vs got), the
             diagnosis, and an ``error_map`` for the report's heat map.
     """
-    mistakes = mistakes or {}
+    def known() -> dict[str, Mistake]:
+        return (mistakes() if callable(mistakes) else mistakes) or {}
+
     expected = np.asarray(expected, dtype=np.float64)
     if not isinstance(got, np.ndarray):
         raise CheckFailure(f"{what} returned {_describe(got)}; expected a NumPy array of shape "
@@ -377,7 +380,7 @@ def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
         raise _fail(
             f"{what} returned {bad} NaN or infinite value(s) out of {got.size} where the expected "
             f"values are all finite{large}.",
-            diagnose(got, expected, mistakes, atol), findings, _error_map(np.where(finite, err, np.inf), what),
+            diagnose(got, expected, known(), atol), findings, _error_map(np.where(finite, err, np.inf), what),
         )
     max_err = float(err.max()) if err.size else 0.0
     if max_err <= atol:
@@ -389,5 +392,5 @@ def expect_array(got, expected: np.ndarray, *, what: str, atol: float = 1e-6,
         f"{what}: max abs error {_above(max_err, atol)} (allowed {atol:g}) at index "
         f"{tuple(int(i) for i in worst)}: expected {e:.{p}g}, got {g:.{p}g}; "
         f"{int((err > atol).sum())} of {err.size} values are off.",
-        diagnose(got, expected, mistakes, atol), findings, _error_map(err, what),
+        diagnose(got, expected, known(), atol), findings, _error_map(err, what),
     )

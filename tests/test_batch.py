@@ -65,6 +65,7 @@ def graded(tmp_path_factory):
         "    except OSError as exc:\n"
         "        print('BLOCKED', type(exc).__name__)\n"
         "print('UID', os.getuid())\n"
+        "print('CORES', ','.join(map(str, sorted(os.sched_getaffinity(0)))))\n"
     )
     _folder(subs, "mallory", text=spy + SOLUTION.read_text())
     # Ivy's error message holds lone surrogates: once it crashed the report writer, and the gradebook
@@ -123,6 +124,15 @@ def test_a_submission_cannot_read_other_students_or_the_solutions(graded):
     if result["isolation"].startswith("bubblewrap"):
         uid = int(result["output"].split("UID")[1].split()[0])
         assert uid in range(UID_BASE, UID_BASE + UID_COUNT)  # dropped from root to a sandbox uid of its own
+
+
+def test_a_worker_and_the_code_it_runs_stay_on_one_core(graded):
+    """Each local worker is pinned to a core of its own (grader.executors.local.pin_to_core), and the
+    student's code, forked from the worker's template, inherits that core."""
+    out, _ = graded
+    output = json.loads((out / "results" / "mallory.json").read_text())["output"]
+    cores = [int(c) for c in output.split("CORES")[1].split()[0].split(",")]
+    assert len(cores) == 1 and cores[0] in os.sched_getaffinity(0)
 
 
 def test_outputs_csv_gradescope_reports_and_overview(graded):

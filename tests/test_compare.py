@@ -227,6 +227,19 @@ def test_expect_array_names_the_mistake_the_answer_matches():
     assert "max abs error 0.25" in err.feedback  # |1/4 - 1/6| = 1/12, |3/4 - 1/2| = 1/4
 
 
+def test_a_table_of_mistakes_given_as_a_function_is_built_only_for_a_failing_check():
+    built = []
+
+    def table():
+        built.append(1)
+        return SOFTMAX_MISTAKES
+
+    expect_array(RIGHT.copy(), RIGHT, what="f(x)", mistakes=table)
+    assert built == []  # passed: nothing to name, nothing built
+    err = failure(WRONG_AXIS.copy(), RIGHT, mistakes=table)
+    assert err.diagnosis == "softmax over the wrong axis" and built == [1]
+
+
 def test_an_unknown_mistake_names_nothing():
     err = failure(RIGHT + 0.01, RIGHT, mistakes=SOFTMAX_MISTAKES)
     assert err.diagnosis == ""

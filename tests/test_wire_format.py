@@ -14,8 +14,8 @@ import struct
 import numpy as np
 import pytest
 
-from grader.sandbox.wire import (HEADER, FrameTooLarge, MAX_FRAME, ProtocolError, Unsupported, decode, encode, parse_frame,
-                                   read_frame, write_frame)
+from grader.sandbox.wire import (HEADER, FrameTooLarge, MAX_FRAME, ProtocolError, Unsupported, decode, encode, load_npy,
+                                   npy_bytes, parse_frame, read_frame, write_frame)
 
 
 def round_trip(value):
@@ -421,3 +421,20 @@ def test_a_frame_over_the_readers_cap_is_refused_from_its_header():
     with pytest.raises(FrameTooLarge, match="too large: at most 4,194,304 accepted"):
         parse_frame(HEADER.pack(len(header)) + header, max_frame=4 * 1024 * 1024)
     assert parse_frame(HEADER.pack(len(header)) + header, max_frame=8 * 1024 * 1024) is None  # not complete yet
+
+
+@pytest.mark.parametrize("arr", [
+    np.arange(6.0).reshape(2, 3), np.float32(2.5), np.zeros((2, 0, 3), np.int8), np.ones((2, 3), ">i4"),
+    np.array([True, False]), np.array(["héllo", "x"]), np.arange(12.0).reshape(3, 4).T,  # F-ordered
+    np.array([(1, 2.0)], dtype=[("a", "<i4"), ("b", "<f8")]), np.zeros(3, np.complex128),
+], ids=["f8", "f4_scalar", "empty", "big_endian", "bool", "unicode", "fortran", "structured", "complex"])
+def test_npy_bytes_are_what_np_save_writes(arr):
+    arr = np.asarray(arr)
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    fast = npy_bytes(arr)
+    if arr.flags.c_contiguous:
+        assert fast == buf.getvalue()  # byte for byte
+    got = load_npy(fast)
+    assert got.dtype == arr.dtype and got.shape == arr.shape and np.array_equal(got, arr)
+    assert got.flags.writeable

@@ -31,12 +31,41 @@ _stopping = False  # the batch process is gone: take no further submission
 _stop_lock = threading.Lock()  # _grade_one starting against the watchdog deciding to stop
 
 
-def _init_worker(parent: int) -> None:
-    """Runs once per worker: its scratch folder and torch (:func:`grading.prepare_process`), and a
-    watchdog that stops the worker when the batch process ``parent`` dies."""
+def _init_worker(parent: int, started) -> None:
+    """Runs once per worker: its core (:func:`pin_to_core`; ``started`` counts the pool's workers),
+    its scratch folder and torch (:func:`grading.prepare_process`), and a watchdog that stops the
+    worker when the batch process ``parent`` dies."""
+    with started.get_lock():
+        index = started.value
+        started.value += 1
+    pin_to_core(index)
     scratch = str(grading.prepare_process())
     signal.signal(signal.SIGINT, signal.default_int_handler)  # _thread.interrupt_main needs it
     threading.Thread(target=_exit_with_parent, args=(parent, scratch), name="parent-watchdog", daemon=True).start()
+
+
+def pin_to_core(index: int) -> int | None:
+    """Keep this worker, and every process it starts (its sandboxes' template, so each student's
+    code), on one of the cores this process may use: the ``index``-th, round robin. Returns that
+    core, or None where the machine cannot say (no ``os.sched_setaffinity``).
+
+    A judge and its sandbox take turns (the judge waits for each call's reply), so they lose nothing
+    by sharing a core, and each call's hand-over is then a switch on one core instead of a wake-up
+    of another: on the 2-core machine of ``bench/bench_batch.py`` a correct exercise-3 submission
+    grades about 20 % faster. With ``--jobs`` at most the number of cores, no two workers share one.
+    Student code may move itself to another core (an unprivileged call); it then only competes with
+    the other workers for time, as every submission did before.
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    core = cores[index % len(cores)]
+    for thread in os.listdir("/proc/self/task"):  # the calling thread's mask only, so each thread's
+        try:
+            os.sched_setaffinity(int(thread), {core})
+        except OSError:  # a thread that has just ended
+            pass
+    return core
 
 
 def _exit_with_parent(parent: int, scratch: str, grace: float = 10.0) -> None:
@@ -86,7 +115,7 @@ def grade_all(tasks: list[Task], jobs: int, record: Callable[[Outcome], None]) -
     while tasks:
         retry: list[Task] = []
         pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
-                                   initializer=_init_worker, initargs=(os.getpid(),))
+                                   initializer=_init_worker, initargs=(os.getpid(), context.Value("i", 0)))
         try:
             futures = {pool.submit(_grade_one, t): t for t in tasks}
             while futures:

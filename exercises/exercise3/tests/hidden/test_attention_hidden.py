@@ -94,7 +94,7 @@ def test_mha_parity(submission, probes, rng, case):
     got = submission.multi_head_attention(x, *weights, n_heads=h, causal=causal)
     expect_array(got, reference.multi_head_attention(x, *weights, n_heads=h, causal=causal), atol=ATOL,
                  what=f"multi_head_attention(B={B}, T={T}, d_model={d}, n_heads={h}, causal={causal})",
-                 mistakes=mha_mistakes(x, weights, h, causal),
+                 mistakes=lambda: mha_mistakes(x, weights, h, causal),
                  findings=probes.sentences("multi_head_attention", submission))
 
 
@@ -108,7 +108,7 @@ def test_mha_large_inputs(submission, probes, rng):
     got = submission.multi_head_attention(x, *weights, n_heads=h, causal=True)
     expect_array(got, reference.multi_head_attention(x, *weights, n_heads=h, causal=True), atol=ATOL,
                  what=f"multi_head_attention(1000 * x, n_heads={h}, causal=True)",
-                 mistakes=mha_mistakes(x, weights, h, causal=True),
+                 mistakes=lambda: mha_mistakes(x, weights, h, causal=True),
                  findings=probes.sentences("multi_head_attention", submission))
 
 
@@ -125,7 +125,7 @@ def test_block_parity(submission, probes, rng, case):
     got = submission.transformer_block(x, params, n_heads=h, causal=causal)
     expect_array(got, reference.transformer_block(x, params, n_heads=h, causal=causal), atol=ATOL,
                  what=f"transformer_block(B={B}, T={T}, d_model={d}, n_heads={h}, causal={causal})",
-                 mistakes=block_mistakes(x, params, h, causal),
+                 mistakes=lambda: block_mistakes(x, params, h, causal),
                  findings=probes.sentences("transformer_block", submission))
 
 
@@ -140,5 +140,5 @@ def test_block_large_inputs(submission, probes, rng):
     x = 1000.0 * draw_x(rng, B, T, d)
     got = submission.transformer_block(x, params, n_heads=h, causal=True)
     expect_array(got, reference.transformer_block(x, params, n_heads=h, causal=True), atol=ATOL,
-                 what="transformer_block(1000 * x, causal=True)", mistakes=block_mistakes(x, params, h, True),
+                 what="transformer_block(1000 * x, causal=True)", mistakes=lambda: block_mistakes(x, params, h, True),
                  findings=probes.sentences("transformer_block", submission))

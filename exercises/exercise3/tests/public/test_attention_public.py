@@ -68,7 +68,7 @@ def _check_case(submission, probes, name: str, what: str) -> None:
     mismatch name the stored mistake it matches, or else give the probes' findings for the function."""
     case = cases.case(name)
     got = case.call(getattr(submission, case.function))
-    expect_array(got, case.expected, what=what, atol=ATOL, mistakes=case.known_mistakes(),
+    expect_array(got, case.expected, what=what, atol=ATOL, mistakes=case.known_mistakes,
                  findings=probes.sentences(case.function, submission),
                  input_scale=float(np.abs(case.inputs["x"]).max()))
 
