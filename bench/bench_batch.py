@@ -93,8 +93,13 @@ def main() -> None:
         subprocess.run([str(grader), "batch", "exercise3", str(subs), "--out", str(out), "--jobs", "2",
                         "--seed", "1"], check=True, stdout=subprocess.DEVNULL)
         batch_s = time.perf_counter() - start
-        rows = dict(((s, (st, sc, mx)) for s, st, sc, mx in sqlite3.connect(out / "gradebook.sqlite").execute(
+        finished = time.time()
+        written = sorted(p.stat().st_mtime for p in (out / "results").glob("*.json"))
+        ends = (written[0] - (finished - batch_s), finished - written[-1]) if written else (0.0, 0.0)
+        book = sqlite3.connect(out / "gradebook.sqlite")
+        rows = dict(((s, (st, sc, mx)) for s, st, sc, mx in book.execute(
             "SELECT student, status, score, max_score FROM grades")))
+        durations = dict(book.execute("SELECT student, duration FROM grades"))
         wrong = {s: problems for s, case in expected.items()
                  if (problems := (["no row"] if s not in rows else
                                   problems_of(case, rows[s], out / "results" / f"{s}.json")))}
@@ -110,6 +115,15 @@ def main() -> None:
     print(f"baseline (fresh pytest per submission, 2 at a time): {len(sample)} in {base_s:.1f} s = "
           f"{base_rate:.2f} submissions/s")
     print(f"ratio: {batch_rate / base_rate:.1f}x (target >= 25x)")
+    # Where the batch's time went: the workers' grading seconds by kind (two workers share two cores),
+    # and the batch process alone before the first result and after the last.
+    for kind in ("correct", "wrong", "hostile"):
+        mine = [d for s, d in durations.items() if s.startswith(kind + "_")]
+        if mine:
+            print(f"  {kind}: {len(mine)} submissions, {sum(mine):.1f} s of grading in all, "
+                  f"{1000 * sum(mine) / len(mine):.0f} ms each on average")
+    print(f"  before the first result: {ends[0]:.1f} s (workers start, torch, checks collected); "
+          f"after the last: {ends[1]:.1f} s (CSV, overview)")
     print(f"gradebook: {len(rows)} rows for {len(expected)} submissions; "
           f"{len(expected) - len(wrong)} with the expected outcome (full marks, or the case's expected.toml: "
           f"failing checks, named mistake, message); unexpected: {wrong or 'none'}")
