@@ -9,6 +9,7 @@ when a worker died :data:`MAX_ATTEMPTS` times is recorded as a grader error.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import multiprocessing
 import os
 import shutil
@@ -60,11 +61,10 @@ def pin_to_core(index: int) -> int | None:
         return None
     cores = sorted(os.sched_getaffinity(0))
     core = cores[index % len(cores)]
-    for thread in os.listdir("/proc/self/task"):  # the calling thread's mask only, so each thread's
-        try:
+    # sched_setaffinity sets one thread's mask: every thread of this process is set (later ones inherit).
+    for thread in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError):  # a thread that has just ended
             os.sched_setaffinity(int(thread), {core})
-        except OSError:  # a thread that has just ended
-            pass
     return core
 
 
