@@ -154,7 +154,7 @@ grammar syntax meaning name names term terms date dates detail details kind kind
 lot bit bunch couple number part parts sort form set pair series variety range amount amounts day days history
 middle past year years others root
 source story design trick problem downside upside limit maximum minimum price step findings result standard
-variant variants version versions placement setup choice method approach recipe model one ones
+variant variants version versions placement setup choice method approach recipe model one ones designers engineers
 """.split())
 #: Words that lead to the noun of a phrase rather than being it ("the same input", "the learned weights").
 _ADJECTIVES = frozenset("""
