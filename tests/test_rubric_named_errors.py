@@ -75,3 +75,94 @@ def test_heads_one_after_the_other_is_no_stacking_and_not_only_is_no_causal_mask
     assert "stacked" in earned(blocks) and "heads_sequential" not in found(blocks)
     assert "gpt_causal" not in earned(frame(q3="GPT can see all the tokens, not only the earlier ones."))
     assert "gpt_causal" in earned(frame(q3="GPT uses a causal mask: each token attends only to the earlier tokens."))
+
+
+def block(q2: str) -> str:
+    return f"## 1\n\nSeveral heads run in parallel on the tokens.\n\n## 2\n\nA transformer block has attention and an MLP. {q2}\n\n## 3\n\nBERT attends both ways.\n"
+
+
+@pytest.mark.parametrize("q3, names", [
+    ("GPT can see all the tokens of the sentence.", {"gpt_bidirectional"}),
+    ("GPT looks at the whole sentence at once.", {"gpt_bidirectional"}),
+    ("GPT can see all the tokens, not only the earlier ones.", {"gpt_bidirectional"}),
+    ("BERT masks the future tokens, so each token only predicts from the left.", {"bert_causal"}),
+    ("BERT hides the next words from every token.", {"bert_causal"}),
+    ("BERT masks 15% of the tokens during pre-training, and its attention sees both sides.", set()),
+    ("BERT masks some tokens and predicts them from the context.", set()),
+    ("GPT masks the future tokens, BERT does not.", set()),
+    ("In GPT every token attends to all the tokens before it.", set()),
+    ("In GPT a token can see all the tokens to its left, nothing after it.", set()),
+    ("GPT sees the whole sequence during training, but a causal mask hides the later tokens.", set()),
+    ("BERT sees the whole sentence; GPT only sees the earlier tokens.", set()),
+    ("Unlike GPT, BERT looks at the whole sentence at once.", set()),
+    ("BERT does not mask the future tokens: every token attends to all of them.", set()),
+])
+def test_new_wordings_of_the_bert_and_gpt_errors(q3, names):
+    q3 = "Both models are stacks of transformer blocks with self-attention. " + q3
+    assert found(frame(q3=q3)) & {"bert_causal", "gpt_bidirectional"} == names
+
+
+@pytest.mark.parametrize("q1, named", [
+    ("Each head uses all 512 dimensions of the embedding.", True),
+    ("Every head has full-size Q, K, V matrices of d_model x d_model.", True),
+    ("Every head works in the full d_model width, so more heads see more.", True),
+    ("Each head is full-size: as wide as the model.", True),
+    ("Each head projects to the full model dimension before attention.", True),
+    ("The heads together span d_model: 8 heads of 64 make 512.", False),
+    ("The head outputs are concatenated back to d_model and W_O is d_model x d_model.", False),
+    ("A head does not work at the full model width: it gets d_model / h dimensions.", False),
+    ("All the heads together cost about as much as one full-width head.", False),
+    ("Every head receives the full input, the whole sequence, and projects it down to 64 dimensions.", False),
+    ("The projections of all heads add up to 512 x 512 in total, the same as one head.", False),
+    ("The heads do not each use the full 512 dimensions; each one gets 64.", False),
+])
+def test_full_width_heads_are_named(q1, named):
+    q1 = "Several heads run in parallel on the tokens. " + q1
+    assert ("heads_full_width" in found(frame(q1=q1))) is named
+
+
+@pytest.mark.parametrize("q1, named", [
+    ("In the model we assign one head to grammar and another to pronouns.", True),
+    ("The engineers decide which head tracks what.", True),
+    ("Each head is assigned a role by the designers, like the people in the team.", True),
+    ("The heads are programmed to track different relationships.", True),
+    ("The heads' jobs are decided by the engineers before training.", True),
+    ("Nobody assigns the heads their jobs; they learn them in training.", False),
+    ("In the analogy the manager assigns tasks, but in the model they are learned.", False),
+    ("You pick the number of heads and set d_k = d_model / h.", False),
+    ("In the demo you can pick a layer and a head, and the heatmap shows which tokens it looks at.", False),
+    ("We give each head a different job, like the lawyers in the team.", True),
+    ("Each head is given its own query, key and value projections.", False),
+    ("The heads' jobs are assigned by nobody: gradient descent shapes them.", False),
+    ("The heads are not programmed to track grammar; their roles emerge in training.", False),
+])
+def test_assigned_head_roles_are_named(q1, named):
+    q1 = "Several attention heads run in parallel on the tokens. " + q1
+    assert ("heads_assigned_roles" in found(frame(q1=q1))) is named
+
+
+@pytest.mark.parametrize("q2, names", [
+    ("The MLP has different weights at each position.", {"mlp_weights_per_position"}),
+    ("There is a separate MLP for each token, with its own parameters.", {"mlp_weights_per_position"}),
+    ("Each token gets its own feed-forward network.", {"mlp_weights_per_position"}),
+    ("The same MLP (same weights) is applied at every position.", set()),
+    ("Each position goes through the MLP separately.", set()),
+    ("The FFN is shared: one set of weights for all positions, applied to each token on its own.", set()),
+    ("The block has no layer norm, only attention and the MLP.", {"no_layer_norm"}),
+    ("Layer normalisation is not used in the transformer block.", {"no_layer_norm"}),
+    ("The transformer block does not use any normalisation.", {"no_layer_norm"}),
+    ("In pre-norm there is no layer norm after the residual add; the norm comes before each sub-layer.", set()),
+    ("Without layer norm training diverges, so every block normalises before attention and the MLP.", set()),
+    ("The residual stream itself has no normalisation in pre-norm; each sub-layer gets a layer norm first.", set()),
+    ("Transformers use no batch normalisation; they use layer norm.", set()),
+    ("There is a residual connection only around attention, not around the MLP.", {"residual_only_attention"}),
+    ("Only attention has a skip connection; the MLP output replaces x.", {"residual_only_attention"}),
+    ("The MLP has no residual connection.", {"residual_only_attention"}),
+    ("A residual goes around attention but not around the MLP.", {"residual_only_attention"}),
+    ("There are residual connections around both attention and the MLP.", set()),
+    ("Residuals wrap both sub-layers; only attention mixes tokens.", set()),
+    ("Without a residual around the MLP, the gradients would have to pass through it.", set()),
+])
+def test_block_errors_are_named(q2, names):
+    block_errors = {"mlp_weights_per_position", "no_layer_norm", "residual_only_attention"}
+    assert found(block(q2)) & block_errors == names
