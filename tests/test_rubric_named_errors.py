@@ -115,6 +115,9 @@ def test_new_wordings_of_the_bert_and_gpt_errors(q3, names):
     ("Every head receives the full input, the whole sequence, and projects it down to 64 dimensions.", False),
     ("The projections of all heads add up to 512 x 512 in total, the same as one head.", False),
     ("The heads do not each use the full 512 dimensions; each one gets 64.", False),
+    ("Each head has dimension d_model / h, so twelve heads cost no more than one head of full dimension.", False),
+    ("Since every head has width d_model/h, the total cost is that of one full-width head.", False),
+    ("Each head has its own full-size Q, K and V matrices (d_model x d_model).", True),
 ])
 def test_full_width_heads_are_named(q1, named):
     q1 = "Several heads run in parallel on the tokens. " + q1
@@ -166,3 +169,27 @@ def test_assigned_head_roles_are_named(q1, named):
 def test_block_errors_are_named(q2, names):
     block_errors = {"mlp_weights_per_position", "no_layer_norm", "residual_only_attention"}
     assert found(block(q2)) & block_errors == names
+
+
+@pytest.mark.parametrize("section, sentence, name", [
+    (2, "In multi-head attention each head uses all 512 dimensions of the embedding.", "heads_full_width"),
+    (2, "In the transformer we assign one attention head to grammar and another head to pronouns.", "heads_assigned_roles"),
+    (3, "In a transformer block the MLP has different weights at each position.", "mlp_weights_per_position"),
+    (3, "The transformer block has no layer norm: the residual additions keep the values small.", "no_layer_norm"),
+    (3, "In the transformer block there is a residual connection only around attention, not around the MLP.",
+     "residual_only_attention"),
+    (None, "GPT looks at the whole sentence at once when it computes attention.", "gpt_bidirectional"),
+    (None, "BERT masks the future tokens in its self-attention.", "bert_causal"),
+])
+def test_an_excellent_answer_with_one_confident_error_has_it_named_and_flagged(section, sentence, name):
+    text = (ROOT / "solutions/exercise1/answer.md").read_text(encoding="utf-8")
+    if section is None:
+        text = text.rstrip() + f"\n\n{sentence}\n"
+    else:
+        head = f"\n## {section}."
+        assert head in text
+        text = text.replace(head, f"\n{sentence}\n{head}", 1)
+    a = rubric.evaluate(RUBRIC, text)
+    assert {k for k, m in a.misconceptions.items() if m.found} == {name}
+    statement = next(m.statement for m in RUBRIC.misconceptions if m.id == name)
+    assert any(statement in r for r in a.needs_review)
