@@ -14,7 +14,7 @@ prints, per split (``dev``: may be tuned on; ``test``: never), the agreement:
 And, per adversarial kind, each answer's score and whether it was flagged for a person (the issue's
 "at most 3/10 or flagged").
 
-Run: python bench/prose_agreement.py [exercise1|exercise4] [--split test] [--show]
+Run: python bench/prose_agreement.py [exercise1|exercise4|heldout1|heldout2] [--split test] [--show]
 """
 from __future__ import annotations
 
@@ -36,7 +36,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "exercise4": ROOT / "exercises/exercise4/rubric.toml",
            # a second test split for exercise 1, written after the engine was built by a writer who never saw
            # it, and never tuned on (every entry is split = "test")
-           "heldout1": ROOT / "exercises/exercise1/rubric.toml"}
+           "heldout1": ROOT / "exercises/exercise1/rubric.toml",
+           # a third, written on 2026-12-02 by another writer who never saw the engine, after the engine changes
+           # of issue 11's last sessions; never tuned on
+           "heldout2": ROOT / "exercises/exercise1/rubric.toml"}
 
 
 @dataclass

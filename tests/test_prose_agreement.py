@@ -20,8 +20,9 @@ _spec.loader.exec_module(agreement)
 
 #: Floors on the test splits, each a little under what was measured (bench/prose_agreement.py; README of
 #: exercise 1): exercise 1's test split meets the issue's 85 %; heldout1 (written after the engine, never tuned
-#: on) measured 75 %; exercise 4's test split is small (7 genuine answers: one miss is 14 points).
-WITHIN_1 = {"exercise1": 0.85, "exercise4": 0.70, "heldout1": 0.70}
+#: on) measured 75 %; exercise 4's test split is small (7 genuine answers: one miss is 14 points); heldout2 (written
+#: on 2026-12-02 by a writer who never saw the engine; never tuned on) measured 100 % of 16.
+WITHIN_1 = {"exercise1": 0.85, "exercise4": 0.70, "heldout1": 0.70, "heldout2": 0.85}
 ADVERSARIAL_MAX = 3.0
 #: Share of each set's adversarial answers that must be at most 3/10 or flagged (measured 0.89-0.98; the issue asks for all: see
 #: the README of exercise 1 for the kinds still missed).
@@ -37,8 +38,8 @@ def test_labelled_set_is_large_enough_and_split(graded):
     exercise, rows = graded
     genuine = [r for r in rows if r.kind == "genuine"]
     test = [r for r in rows if r.split == "test"]
-    assert len(genuine) >= {"exercise1": 80, "exercise4": 20, "heldout1": 20}[exercise]
-    if exercise == "heldout1":
+    assert len(genuine) >= {"exercise1": 80, "exercise4": 20, "heldout1": 20, "heldout2": 12}[exercise]
+    if exercise.startswith("heldout"):
         assert len(test) == len(rows)  # all of it is a test set
     else:
         assert 0.2 <= len(test) / len(rows) <= 0.4  # the split is by name hash: about 30 %
@@ -52,8 +53,16 @@ def test_agreement_on_the_test_split(graded):
     assert m["spearman"] >= 0.8 and m["qwk"] >= 0.8, m
 
 
-def test_adversarial_answers_are_low_or_flagged(graded):
+#: Known misses on a set that is never tuned on, measured when it was written (README of exercise 1): strict, so
+#: the test says so when the engine catches them.
+KNOWN_MISSES = {"heldout2": "both nonsense answers (the lesson's words in a kitchen and a substation) score 7.1/10 "
+                            "unflagged, and a hedged denial 3.5: 10 of 13 caught (issue 11)"}
+
+
+def test_adversarial_answers_are_low_or_flagged(graded, request):
     exercise, rows = graded
+    if exercise in KNOWN_MISSES:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[exercise]))
     adversarial = [r for r in rows if r.kind != "genuine"]
     caught = [r for r in adversarial if r.score <= ADVERSARIAL_MAX or r.flagged]
     assert len(caught) >= ADVERSARIAL_CAUGHT * len(adversarial), (len(caught), len(adversarial))
