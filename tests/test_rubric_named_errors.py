@@ -96,6 +96,10 @@ def block(q2: str) -> str:
     ("BERT sees the whole sentence; GPT only sees the earlier tokens.", set()),
     ("Unlike GPT, BERT looks at the whole sentence at once.", set()),
     ("BERT does not mask the future tokens: every token attends to all of them.", set()),
+    ("GPT uses the whole context to predict the next token.", set()),
+    ("GPT sees all the words it has generated.", set()),
+    ("Unlike BERT, GPT masks the future tokens.", set()),
+    ("BERT masks tokens at random, not the future ones.", set()),
 ])
 def test_new_wordings_of_the_bert_and_gpt_errors(q3, names):
     q3 = "Both models are stacks of transformer blocks with self-attention. " + q3
@@ -118,6 +122,8 @@ def test_new_wordings_of_the_bert_and_gpt_errors(q3, names):
     ("Each head has dimension d_model / h, so twelve heads cost no more than one head of full dimension.", False),
     ("Since every head has width d_model/h, the total cost is that of one full-width head.", False),
     ("Each head has its own full-size Q, K and V matrices (d_model x d_model).", True),
+    ("Each head uses the full d_model-dimensional input and projects it down to 64.", False),
+    ("Each head has full-size attention over the sequence, but only 64 dimensions.", False),
 ])
 def test_full_width_heads_are_named(q1, named):
     q1 = "Several heads run in parallel on the tokens. " + q1
@@ -135,6 +141,8 @@ def test_full_width_heads_are_named(q1, named):
     ("You pick the number of heads and set d_k = d_model / h.", False),
     ("In the demo you can pick a layer and a head, and the heatmap shows which tokens it looks at.", False),
     ("We give each head a different job, like the lawyers in the team.", True),
+    ("You can tell what each head tracks by looking at its attention pattern.", False),
+    ("We specify the number of heads, not what each head tracks.", False),
     ("Each head is given its own query, key and value projections.", False),
     ("The heads' jobs are assigned by nobody: gradient descent shapes them.", False),
     ("The heads are not programmed to track grammar; their roles emerge in training.", False),
@@ -151,6 +159,8 @@ def test_assigned_head_roles_are_named(q1, named):
     ("The same MLP (same weights) is applied at every position.", set()),
     ("Each position goes through the MLP separately.", set()),
     ("The FFN is shared: one set of weights for all positions, applied to each token on its own.", set()),
+    ("Each token gets its own MLP output, computed with the shared weights.", set()),
+    ("The block applies one MLP per token.", set()),
     ("The block has no layer norm, only attention and the MLP.", {"no_layer_norm"}),
     ("Layer normalisation is not used in the transformer block.", {"no_layer_norm"}),
     ("The transformer block does not use any normalisation.", {"no_layer_norm"}),
@@ -158,12 +168,16 @@ def test_assigned_head_roles_are_named(q1, named):
     ("Without layer norm training diverges, so every block normalises before attention and the MLP.", set()),
     ("The residual stream itself has no normalisation in pre-norm; each sub-layer gets a layer norm first.", set()),
     ("Transformers use no batch normalisation; they use layer norm.", set()),
+    ("There is no final layer norm in the original post-norm transformer.", set()),
+    ("There is no normalisation of the attention weights other than the softmax; layer norm comes after each add.", set()),
     ("There is a residual connection only around attention, not around the MLP.", {"residual_only_attention"}),
     ("Only attention has a skip connection; the MLP output replaces x.", {"residual_only_attention"}),
     ("The MLP has no residual connection.", {"residual_only_attention"}),
     ("A residual goes around attention but not around the MLP.", {"residual_only_attention"}),
     ("There are residual connections around both attention and the MLP.", set()),
     ("Residuals wrap both sub-layers; only attention mixes tokens.", set()),
+    ("Residual connections are not only around attention but also around the MLP.", set()),
+    ("The residual connection only adds the attention output to x, and a second one adds the MLP output.", set()),
     ("Without a residual around the MLP, the gradients would have to pass through it.", set()),
 ])
 def test_block_errors_are_named(q2, names):
