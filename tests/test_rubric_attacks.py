@@ -427,3 +427,66 @@ def test_an_analogy_next_to_the_claim_keeps_its_point():
             "unigram level U. It is like a relay race where every runner has to carry the whole baton. The gradient "
             "reaching the first block is tiny, because every block replaces its input.")
     assert "unigram_level" in earned(R4, text)
+
+
+# --------------------------------------------------------------------------- issue 11: more non-assertions
+
+@pytest.mark.parametrize("sentence, phrase, following, stance", [
+    # sarcasm and irony
+    ("Sure, because the heads obviously share their weights, right?", "the heads obviously share their weights", "",
+     "refuted"),
+    ("The heads obviously share their weights.", "the heads obviously share their weights", "Yeah, right.", "refuted"),
+    ("The heads share their weights, yeah right.", "the heads share their weights", "", "refuted"),
+    ("As if the heads ran in parallel.", "the heads ran in parallel", "", "refuted"),
+    ("Sure, each head is smaller, but together they cost about as much as one full-width head.",
+     "together they cost about as much as one full-width head", "", "asserted"),
+    ("The heads run in parallel, as if each were a separate reader.", "the heads run in parallel", "", "asserted"),
+    ("Each head has its own projections.", "each head has its own projections", "Right, and W_O mixes them.",
+     "asserted"),
+    # a belief given up
+    ("I used to think that each head had its own projections.", "each head had its own projections", "", "doubted"),
+    ("At first I thought each head had its own projections, but that turned out to be wrong.",
+     "each head had its own projections", "", "refuted"),
+    ("At first I thought the heads split the tokens, but in fact they split d_model.", "they split d_model", "",
+     "asserted"),
+    ("The heads split d_model, but I was wrong.", "the heads split d_model", "", "refuted"),
+    ("At first the heads see every token, but then the mask hides the later ones.", "the heads see every token", "",
+     "asserted"),
+    # a source contradicted, a claim that does not hold up, a naive claim
+    ("Contrary to what Karpathy says, each head has its own projections.", "each head has its own projections", "",
+     "framed"),
+    ("Contrary to what many people think, the heads split d_model.", "the heads split d_model", "", "asserted"),
+    ("The claim that each head has its own projections does not hold up.", "each head has its own projections", "",
+     "framed"),
+    ("The claim that each head has its own projections has been debunked.", "each head has its own projections", "",
+     "framed"),
+    ("Each head has its own projections, and the picture holds up.", "each head has its own projections", "",
+     "asserted"),
+    ("Only a beginner would say that each head has its own projections.", "each head has its own projections", "",
+     "framed"),
+    ("Even a beginner can see that each head has its own projections.", "each head has its own projections", "",
+     "asserted"),
+    ("Supposedly, each head has its own projections.", "each head has its own projections", "", "attributed"),
+    # an inverted conditional
+    ("Had the heads run in parallel, the layer would be faster.", "the heads run in parallel", "", "supposed"),
+    ("Had the heads run in parallel, the layer would be faster.", "the layer would be faster", "", "supposed"),
+    ("Were the heads to share weights, they would learn the same thing.", "the heads to share weights", "", "supposed"),
+    ("The heads had their own projections from the start.", "the heads had their own projections", "", "asserted"),
+    # a label with its item in the same sentence
+    ("Common misconceptions: the heads split the tokens.", "the heads split the tokens", "", "framed"),
+    ("Key point: the heads split d_model.", "the heads split d_model", "", "asserted"),
+])
+def test_issue_11_stance(sentence, phrase, following, stance):
+    assert stance_of(N(sentence), N(phrase), following=N(following)) == stance
+
+
+@pytest.mark.parametrize("label", ["Wrong answers I have seen:", "Things that are NOT true:", "Common misconceptions:",
+                                   "What multi-head attention is not:"])
+def test_a_label_that_calls_its_list_wrong_takes_it_back(label):
+    assert earned(R1, ex1(f"{label}\n\n{LIST}", "", "")) == set()
+
+
+def test_a_wrong_label_ends_where_the_student_turns_back():
+    text = ex1("Things that are NOT true:\n\n- The heads split the tokens between them.\n\nWhat is true is that several "
+               "heads run in parallel on the same tokens.", "", "")
+    assert "heads_parallel" in earned(R1, text)

@@ -55,19 +55,26 @@ with a ``stance`` and the cues that gave it:
     ("I wonder *whether* heads share weights").
 ``supposed``
     the antecedent of a conditional ("*if* the heads ran one after another, ...", "*unless* ...",
-    "*suppose* ...", "*imagine* ...", "*assuming* ..."), and the consequent of an "if" in the same sentence
+    "*suppose* ...", "*imagine* ...", "*assuming* ...", an inverted "*had* the heads run ...", "*were* the heads to
+    ...", whose consequent is make-believe too), and the consequent of an "if" in the same sentence
     when it is counterfactual ("..., the layer *would* be slower", "could have", "might"). The antecedent
     of a general rule whose consequent is asserted ("if you add heads, the width of each head shrinks") is
     marked ``rule=True``: evidence may use it when another of its pieces is asserted in that sentence.
 ``refuted``
     the next sentence of the paragraph refutes this one ("... . *That is wrong.*", "*This is a myth.*",
     "*They don't.*"), or a clause of the same sentence does ("..., *which is wrong*", "... *but that is false*").
-    Only the last contrast segment of the refuted sentence is refuted.
+    Only the last contrast segment of the refuted sentence is refuted. Sarcasm refutes its whole sentence: "*Sure,
+    because* the heads share their weights*, right?*", "*As if* the heads ran in parallel.", a next sentence "*Yeah,
+    right.*", a closing "..., *yeah right*"; so does a belief given up: "*At first I thought* ..., *but that turned out
+    to be wrong*" ("at first I thought", "I once believed" alone: doubted).
 ``framed``
     presented as an error: "*a common misconception is that* ...", "*it is a myth that* ...", "*people
     wrongly believe* ...", "*contrary to popular belief*, heads split d_model" (the belief phrase is
     framed, what follows the comma is asserted), and a frame after a "that" subject: "*that* heads run in
-    parallel *is a myth*", "*the claim that* each head has its own projections *is false*".
+    parallel *is a myth*", "*the claim that* each head has its own projections *is false* / *does not hold up* / *has
+    been debunked*"; a source contradicted ("*contrary to what Karpathy says*, ...": the whole segment; vague others,
+    "contrary to what many people think, ...", only frame their belief); "*only a beginner would say that* ...";
+    a false label with its item ("*Common misconceptions:* the heads split the tokens").
 ``supposed`` also covers a wish: "*I wish* heads ran in parallel".
 
 "but", "however", ";", "whereas", "while", "instead" (not "instead of"), "although", "in fact",
@@ -217,7 +224,9 @@ def _frames(text: str, seg: tuple[int, int], next_seg: tuple[int, int] | None) -
             elif next_seg and not text[m.end():seg[1]].strip(" :"):
                 end = next_seg[1]  # "a common misconception is: ..."
             out.append(Cue(stance, m.start(), m.end(), m.start(), end))
-    return out
+    contrary = [q for q in out if q.stance == "framed" and text.startswith("contrary to", q.start) and q.scope_end < seg[1]]
+    # "contrary to what many people think, ...": the vague others are the belief contradicted, not the speaker's source
+    return [q for q in out if not (q.stance == "attributed" and any(c.start <= q.start < c.scope_end for c in contrary))]
 
 
 def _conditions(text: str, segs: list[tuple[int, int]]) -> list[Cue]:
@@ -273,8 +282,12 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
             if cues.REFUTE_CLAUSE.match(text[a:seg[1]].lstrip(" ,(")):  # "..., which turned out to be false"
                 marks.append(Cue("refuted", a, b, seg[0], a))
     marks += _conditions(text, segs)
-    if cues.SARCASM_OPEN.match(text) and cues.SARCASM_CLOSE.match(following.strip()):  # "Sure, ... . Right."
+    if cues.SARCASM_OPEN.match(text) and cues.SARCASM_CLOSE.match(following.strip()) \
+            or cues.SARCASM_TAG.match(text):  # "Sure, ... . Right.", "Sure, because ..., right?", "As if ..."
         marks.append(Cue("refuted", len(text), len(text), 0, len(text)))
+    label = cues.FALSE_LABEL_INLINE.match(text)
+    if label and label.end() < len(text):  # "Common misconceptions: the heads split the tokens."
+        marks.append(Cue("framed", 0, label.end(), label.end(), len(text)))
     if segs and cues.REFUTE_NEXT.match(following.strip()):
         marks.append(Cue("refuted", len(text), len(text), *segs[-1]))
     elif segs and distancing(following):

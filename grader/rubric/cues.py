@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-SEGMENT = re.compile(r";|:|\?|\b(?:but|however|whereas|while|although|though|in fact|actually|in reality)\b"
+SEGMENT = re.compile(r";|:|\?|\b(?:but|however|whereas|while|although|though|in fact|actually|in reality|"
+                      r"what is (?:actually |really )?true is|the truth is|in truth)\b"
                       r"|\binstead\b(?! of\b)")
 SUBCLAUSE = re.compile(r"[,()]|\s-\s|\b(?:and|or|so|because|since|which|who|that|when|as|thus|hence|then)\b")
 NOT_NEGATION = re.compile(r"\bnot (?:only|just|merely)\b|\bno (?:more|less|fewer) than\b|\bno matter\b|"
@@ -70,9 +71,19 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
     ("framed", r"\bcontrary to (?:what )?(?:the|our|my) (?:slides?|lectures?|lecturer|lesson|course|teacher|"
                r"instructor|professor|notes|textbook|book|paper|reading)(?: (?:say|says|said|claim|claims|teach|"
                r"teaches|taught|show|shows|showed|tell us|told us))?\b"),
+    ("framed", r"\bcontrary to (?:what )?(?!(?:many|most|some|a few|few|several|others|people|popular|common|"
+               r"beginners|newcomers|students|tutorials|blogs)\b)(?:[\w.'-]+ ){1,4}?(?:say|says|said|claim|claims|"
+               r"claimed|teach|teaches|taught|show|shows|showed|state|states|stated|write|writes|wrote|suggest|"
+               r"suggests|tells us|told us)\b"),
     ("supposed", r"\b(?:i|we) (?:only |really |just )?wish\b(?: that\b)?|\bif only\b"),
     ("doubted", rf"\b{_I} (?:refuse|decline) to (?:believe|accept|think)\b(?: that\b)?|\b{_I} used to (?:think|believe|"
-                r"assume|imagine)\b(?: that\b)?"),
+                r"assume|imagine)\b(?: that\b)?|\b(?:at first|initially|originally|once|before (?:this|the) (?:course|"
+                r"lesson|lecture)),? (?:i|we) (?:thought|believed|assumed|imagined|was sure)\b(?: that\b)?|\b(?:i|we) "
+                r"(?:once|originally|first|initially) (?:thought|believed|assumed|imagined)\b(?: that\b)?"),
+    # only a beginner would say: the speaker calls the claim naive
+    ("framed", r"\bonly (?:a |an |the )?(?:beginner|novice|fool|amateur|newcomer|layman|layperson|child|idiot)s? "
+               r"(?:would|could|might|will)? ?(?:say|says|think|thinks|believe|believes|claim|claims|assume|assumes)\b"
+               r"(?: that\b)?"),
     ("doubted", r"\b(?:do not|never|nobody should|no one should) (?:believe|trust|listen to) (?:anyone|anybody|someone|"
                 r"those|people|whoever|a person)(?: who| that)? (?:tells?|says?|claims?|writes?|insists?)(?: (?:you|us|"
                 r"me))?\b(?: that\b)?"),
@@ -105,13 +116,14 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                    r"believe)\b(?: that\b)?"),
     ("question", r"\bwhether\b"),
 ))
-CONDITION = re.compile(r"\b(?:if|unless|suppose|supposing|imagine|assuming|assume that|in case|provided that|"
+CONDITION = re.compile(r"(?:^|(?<=[;:] )|(?<=\bbut ))(?:had|were) (?=(?:the|a|an|each|every|all|we|you|they|it|"
+                       r"there|this|these|those|gpt|bert)\b)|\b(?:if|unless|suppose|supposing|imagine|assuming|assume that|in case|provided that|"
                         r"as if|what if|pretend(?:ing)?(?: that)?|in (?:a|an|some) (?:world|universe|fantasy|dream) "
                         r"(?:where|in which)|let us (?:imagine|suppose|pretend)|let's (?:imagine|suppose|pretend))\b")
 #: A condition that makes its whole sentence make-believe, consequent included ("*in a world where* heads ...,
 #: each head ...", "*pretend that* ...", "*what if* ..."). "Imagine" and "suppose" only suppose their antecedent
 #: (no rule): "suppose d_model is 768, then each head works in 64 dimensions" asserts the worked example.
-MAKE_BELIEVE = re.compile(r"(?:pretend|in (?:a|an|some) (?:world|universe|fantasy|dream)|let(?: us|'s) (?:imagine|"
+MAKE_BELIEVE = re.compile(r"(?:had |were |pretend|in (?:a|an|some) (?:world|universe|fantasy|dream)|let(?: us|'s) (?:imagine|"
                           r"pretend)|what if)")
 #: The modal of a counterfactual consequent ("..., the layer *would* be slower").
 HYPOTHETICAL_MODAL = re.compile(r"\b(?:would|could|might|would have|could have|might have)\b")
@@ -123,7 +135,7 @@ REFUTE_NEXT = re.compile(
     r"(?:wrong|false|incorrect|untrue|mistaken|a myth|a misconception|a mistake|not (?:true|correct|right|so|"
     r"the case|how it works))\b|^(?:wrong|false|untrue|not (?:true|so)|nope|no)\s*[,.!:;]|"
     r"^(?:they|it|this|that|he|she) (?:do|does|did|is|are) not\s*(?:[,.!:;]|$|because\b)|"
-    rf"^{_REVERSE}|^{_NOT_SO}")
+    rf"^{_REVERSE}|^{_NOT_SO}|^(?:yeah|oh|ah),? right\s*[.!]*$|^as if\s*[.!]*$")
 #: A sentence (or a clause after "but") that distances the student from what came before it.
 DISTANCE = re.compile(
     r"(?:^|[;:]\s*|\b(?:but|yet|though|and|still|then again)\s+)(?:"
@@ -147,25 +159,35 @@ DISTANCE_ALL = re.compile(r"\b(?:any|all|none|most|each) of (?:this|that|these|t
 
 #: A segment that refutes the one before it: "..., *but that is false*", "...; *in reality nothing of the sort*",
 #: "...; *if anything, the reverse holds*".
-REFUTE_SAME = re.compile(r"^\s*(?:and |but )?(?:(?:that|this|which|it) (?:is|was) (?:simply |just )?(?:wrong|false|"
-                          rf"incorrect|untrue|a myth|a misconception|a mistake|not (?:true|correct|right))\b|{_NOT_SO}|{_REVERSE})")
+REFUTE_SAME = re.compile(r"^\s*(?:and |but )?(?:(?:that|this|which|it) (?:is|was|turned out to be|proved to be|"
+                          r"proved|turned out) (?:simply |just |completely |totally )?(?:wrong|false|"
+                          rf"incorrect|untrue|a myth|a misconception|a mistake|not (?:true|correct|right))\b|{_NOT_SO}|{_REVERSE}|"
+                          r"(?:i|we) (?:was|were) (?:wrong|mistaken)\b)")
 #: A sub-clause that refutes or distances the rest of its segment: "..., *which turned out to be false*", "..., *or so
 #: the story goes*", "..., *said no one ever*".
 REFUTE_CLAUSE = re.compile(
     r"(?:which|that) (?:is|was|turned out to be|turns out to be|proved to be|proves to be|has proved) (?:simply |just |"
     r"completely |totally )?(?:wrong|false|incorrect|untrue|a myth|nonsense|not true|the opposite of the truth)\b|"
     r"or so (?:the story goes|they say|we are told|i am told|i was told|it is said|people say)\b|"
-    r"said no(?: ?one| body)(?: ever)?\b|(?:yeah|oh)?,? ?as if\s*[.!]*$")
+    r"said no(?: ?one| body)(?: ever)?\b|(?:yeah|oh)?,? ?as if\s*[.!]*$|(?:yeah|oh),? right\s*[.!?]*$")
 #: Sarcasm: a sentence opening "Sure, ..." followed by one that is only "Right." ("Sure, heads run in parallel. Right.").
 SARCASM_OPEN = re.compile(r"^(?:oh |yeah |yes )?,? ?sure\b,?")
 SARCASM_CLOSE = re.compile(r"^(?:yeah,? |oh,? )?(?:right|as if)\s*[.!]*$")
+#: Sarcasm inside one sentence: "*Sure, because* the heads obviously share their weights*, right?*" (a "sure" that
+#: opens and a "right?" tag that closes it), and "*As if* the heads ran in parallel." opening a sentence.
+SARCASM_TAG = re.compile(r"^(?:oh |yeah |yes )?,? ?sure\b(?:(?!\b(?:but|however|though)\b)[^;:])*,\s*(?:right|yeah right)\s*[?!.]*$|^(?:yeah,? |oh,? )?as if\b")
 #: A label that calls the list under it false ("Wrong claims:", "Myths:", "Misconceptions:"): its list items are
 #: framed as errors. "Common misconceptions and why they are wrong:" is a label too; "Key points:" is none.
-FALSE_LABEL = re.compile(
-    r"^(?:(?:some|a few|common|popular|typical|frequent|the) )?(?:wrong|false|incorrect|mistaken|untrue|bogus|fake|"
-    r"made-up|erroneous) (?:claims|statements|ideas|beliefs|answers|facts|things)\b[^.]*:\s*$|"
-    r"^(?:(?:some|a few|common|popular|typical|frequent|the) )?(?:myths|misconceptions|falsehoods|mistakes|errors|"
-    r"fallacies|lies)\b[^.]*:\s*$")
+_LABEL = (r"(?:(?:some|a few|common|popular|typical|frequent|the) )?(?:wrong|false|incorrect|mistaken|untrue|bogus|"
+          r"fake|made-up|erroneous) (?:claims|statements|ideas|beliefs|answers|facts|things)\b[^.:]*|"
+          r"(?:(?:some|a few|common|popular|typical|frequent|the) )?(?:myths|misconceptions|falsehoods|mistakes|errors|"
+          r"fallacies|lies)\b[^.:]*|(?:things|statements|claims|ideas|sentences|answers)(?: (?:that|which) (?:are|is))? "
+          r"(?:not|never|nothing like) (?:true|correct|right|so|the case)\b[^.:]*|what (?:it|multi-head attention|"
+          r"attention|the block|a transformer block|a residual|the residual) (?:is|does) not(?: do)?\b[^.:]*")
+FALSE_LABEL = re.compile(rf"^(?:{_LABEL}):\s*$")
+#: The same label with its item in the sentence: "*Common misconceptions:* the heads split the tokens." frames what
+#: follows the colon (:func:`.assertions._frames`).
+FALSE_LABEL_INLINE = re.compile(rf"^(?:{_LABEL}):")
 
 
 
@@ -201,4 +223,6 @@ TRAILING_FRAME_END = re.compile(
     r"\b(?:is|was) (?:(?:simply|just|quite|plainly|completely|totally|entirely|also|of course) )?(?:(?:a|an)(?: (?:common|"
     r"popular|widespread|persistent|old|urban|classic|frequent|total|complete))? (?:myth|misconception|mistake|error|"
     r"fallacy|falsehood|misunderstanding|fiction)|false|wrong|untrue|incorrect|inaccurate|nonsense|mistaken|fiction|"
-    r"made up|the (?:opposite|reverse) of (?:the truth|what is true|what happens)|not (?:true|correct|right|accurate|the case|so))(?: too| as well| either)?\s*[.!]*\s*$")
+    r"made up|the (?:opposite|reverse) of (?:the truth|what is true|what happens)|not (?:true|correct|right|accurate|the case|so))"
+    r"(?: too| as well| either)?\s*[.!]*\s*$|\b(?:does|do|did) not (?:hold (?:up|water)|stand up|survive (?:a|any) "
+    r"(?:look|test|check))\s*[.!]*\s*$|\b(?:has been|was|is) (?:debunked|disproved|disproven|refuted)\s*[.!]*\s*$")
