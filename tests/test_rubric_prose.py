@@ -122,9 +122,23 @@ def test_fragments_a_careless_verb_test_would_take_for_sentences(fragment):
     assert not has_verb(normalise(fragment))
 
 
-def test_known_limit_a_participle_with_a_complement_reads_as_a_sentence():
-    """The rule finds a verb-like word, not a finite clause: this fragment passes (the docstring says so)."""
-    assert has_verb(normalise("heads computed in parallel on the same tokens"))
+@pytest.mark.parametrize("fragment", [
+    "heads computed in parallel on the same tokens",
+    "Heads running in parallel on the tokens.",
+    "the outputs of the heads concatenated by W_O into one vector",
+])
+def test_a_participle_with_a_complement_is_a_fragment(fragment):
+    assert not has_verb(normalise(fragment))
+
+
+@pytest.mark.parametrize("sentence", [
+    "The heads worked in parallel on the same tokens.",
+    "The loss dropped to the unigram level.",
+    "The model learned a pattern in the tokens.",
+    "The heads computed their scores in parallel.",
+])
+def test_a_finite_past_verb_is_a_sentence(sentence):
+    assert has_verb(normalise(sentence))
 
 
 # --------------------------------------------------------------------------------------------- scripts

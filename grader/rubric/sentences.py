@@ -18,6 +18,8 @@ fragments earn nothing; an answer mostly of them is a keyword list). A word is v
    - the base form after a subject or as a command: "heads *run* in parallel", "*imagine* a team", "*think* of";
    - the past form after a subject and not ending the clause: "the model *learned* a pattern", but not
      "the outputs of all heads *concatenated*, then W_O" nor "roles *learned*, not assigned";
+     a regular past form before a preposition is a participle ("heads *computed* in parallel on the same tokens"
+     is a fragment) unless its verb takes no object (:data:`INTRANSITIVE`: "the heads *worked* in parallel");
    - the -ing form before its object: "*merging* the notes", "*concatenating* the head outputs";
 
    bases as often nouns (:data:`NOUN_TOO`: maps, uses, costs, splits) count as -s forms only before an object
@@ -25,8 +27,6 @@ fragments earn nothing; an answer mostly of them is a keyword list). A word is v
    after a plural subject ("heads *split* the work", not "a head split");
 3. any word after "I/you/we/they" ("they *meet*"), or an -s/-ed word after another pronoun ("it *deepens*").
 
-A participle fragment with a complement still passes ("heads computed in parallel on the same tokens"): the
-rule finds a verb-like word, not a finite clause (tests/test_rubric_prose.py shows that limit).
 """
 from __future__ import annotations
 
@@ -229,6 +229,15 @@ for _base in VERB_BASES:
                                   else "base" if _form == _base else "s", _base))
 for _form in IRREGULAR_PAST:
     _FORMS.setdefault(_form, ("past", _form))
+#: Bases whose past form before a preposition is a finite verb ("the heads worked in parallel", "the loss dropped to
+#: zero"); any other regular past form there is a participle of a fragment ("heads computed in parallel on the
+#: same tokens", "outputs concatenated by W_O").
+INTRANSITIVE = frozenset("""
+act arrive attend belong come consist depend differ drop end exist explode fail flow focus go grow happen listen
+look matter move occur operate rely remain rest run sit specialise specialize stand start stay talk tend travel
+turn vanish vary wait work
+""".split())
+_REGULAR_PAST = frozenset(f for f, (k, _) in _FORMS.items() if k == "past" and f.endswith("ed"))
 _TOKEN = re.compile(r"[^\W_]+(?:[-_'][^\W_]+)*|[,;:.!?]")  # words and clause marks; brackets are skipped
 _CLAUSE_END = frozenset(",;:.!?")
 
@@ -271,8 +280,9 @@ def has_verb(norm: str) -> bool:
             return True  # "each head attends", "the model maps each token"; not "attention maps for each head"
         if kind == "base" and (_is_subject(before, plural=ambiguous) or (starts and (nxt != "of" or tok == "think"))):
             return True  # "heads run", "a norm surrounds": "they mix"; a command "imagine ...", "think of ..."
-        if kind == "past" and _is_subject(before) and nxt not in _CLAUSE_END:
-            return True  # "the model learned a ..."; not "the outputs of all heads concatenated, then W_O"
+        if kind == "past" and _is_subject(before) and nxt not in _CLAUSE_END and (
+                tok not in _REGULAR_PAST or nxt not in FUNCTION_WORDS or nxt in OBJECT_STARTS or base in INTRANSITIVE):
+            return True  # "the model learned a ...", "the loss dropped to"; not "heads computed in parallel on ..."
         if kind == "ing" and object_next:
             return True  # a verb with its object: "merging the notes", "concatenating the head outputs"
         if kind is None and (before in _PLURAL_PRONOUNS and tok not in FUNCTION_WORDS
