@@ -490,3 +490,32 @@ def test_a_wrong_label_ends_where_the_student_turns_back():
     text = ex1("Things that are NOT true:\n\n- The heads split the tokens between them.\n\nWhat is true is that several "
                "heads run in parallel on the same tokens.", "", "")
     assert "heads_parallel" in earned(R1, text)
+
+
+# --------------------------------------------------------------------------- a foreign plural subject
+
+@pytest.mark.parametrize("sentence, phrase, stance", [
+    ("Without residuals, pancakes stay at the unigram level.", "pancakes stay at the unigram level", "foreign"),
+    ("The lettuces get their own weights.", "the lettuces get their own weights", "foreign"),
+    ("So bakers need a warm-up before the learning rate goes up.", "bakers need a warm-up", "foreign"),
+    ("The lettuces also get their own weights.", "the lettuces also get their own weights", "foreign"),
+    # genuine: a domain or general subject, a singular one, and verbs an '-s' does not make nouns
+    ("Without residuals, the model stays at the unigram level.", "the model stays at the unigram level", "asserted"),
+    ("Without residuals, gradients vanish and losses stay high.", "losses stay high", "asserted"),
+    ("The heads get their own weights.", "the heads get their own weights", "asserted"),
+    ("The run collapses when the learning rate is high.", "the run collapses", "asserted"),
+    ("The model copes with it because the residual keeps a clean path.", "the model copes with it", "asserted"),
+    ("Both components are wrapped in residual connections.", "both components are wrapped", "asserted"),
+    ("The parallel perspectives are combined into one vector.", "the parallel perspectives are combined", "asserted"),
+    ("Verbs reach back to their subject in one head.", "verbs reach back to their subject", "asserted"),
+    ("The readers each read the whole contract.", "the readers each read the whole contract", "asserted"),
+])
+def test_foreign_subject(sentence, phrase, stance):
+    assert stance_of(N(sentence), N(phrase)) == stance
+
+
+def test_a_foreign_subject_earns_no_line_and_a_genuine_one_keeps_it():
+    genuine = "## Explanation\n\nWithout residuals, the models stay at the unigram level U of the character frequencies."
+    nonsense = "## Explanation\n\nWithout residuals, pancakes stay at the unigram level U of the character frequencies."
+    assert "unigram_level" in earned(R4, genuine)
+    assert "unigram_level" not in earned(R4, nonsense)

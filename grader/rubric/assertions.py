@@ -76,6 +76,9 @@ with a ``stance`` and the cues that gave it:
     "contrary to what many people think, ...", only frame their belief); "*only a beginner would say that* ...";
     a false label with its item ("*Common misconceptions:* the heads split the tokens").
 ``supposed`` also covers a wish: "*I wish* heads ran in parallel".
+``foreign``
+    the sub-clause's subject is a plural noun outside the lesson, right before its verb: "without residuals,
+    *pancakes stay at the unigram level*", "*the lettuces get their own weights*" (:mod:`.subjects`).
 
 "but", "however", ";", "whereas", "while", "instead" (not "instead of"), "although", "in fact",
 "actually" and ":" start a new *segment* whose stance is its own: "some say heads split the tokens,
@@ -94,9 +97,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import cues
+from .subjects import foreign_subjects
 
 #: Stances in order of precedence (a clause under several cues shows the first).
-STANCES = ("refuted", "framed", "attributed", "doubted", "question", "supposed", "negated", "asserted")
+STANCES = ("refuted", "framed", "attributed", "doubted", "question", "supposed", "foreign", "negated", "asserted")
 
 
 @dataclass(frozen=True)
@@ -278,6 +282,8 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
             marks.append(Cue("refuted", seg[0], seg[1], *prev))
         if i and distancing(text[seg[0]:seg[1]]):  # "..., but I am not convinced"
             marks.append(Cue("doubted", seg[0], seg[1], *segs[i - 1]))
+        for a, b in subs:  # "without residuals, *pancakes stay at the unigram level*"
+            marks += [Cue("foreign", s, e, s, b) for s, e in foreign_subjects(text, a, b)]
         for a, b in subs[1:]:
             if cues.REFUTE_CLAUSE.match(text[a:seg[1]].lstrip(" ,(")):  # "..., which turned out to be false"
                 marks.append(Cue("refuted", a, b, seg[0], a))

@@ -242,6 +242,11 @@ _TOKEN = re.compile(r"[^\W_]+(?:[-_'][^\W_]+)*|[,;:.!?]")  # words and clause ma
 _CLAUSE_END = frozenset(",;:.!?")
 
 
+def verb_kind(word: str) -> tuple[str | None, str]:
+    """The kind of verb form ``word`` is ("s", "base", "past", "ing"; None for none) and its base."""
+    return _FORMS.get(word, (None, ""))
+
+
 def _subject_before(tokens: list[str], i: int) -> str:
     """The word before ``tokens[i]`` that could be its subject, past adverbs ("heads also run": "heads");
     '' at the start of the clause."""
