@@ -225,3 +225,27 @@ def test_an_excellent_answer_with_one_confident_error_has_it_named_and_flagged(s
     assert {k for k, m in a.misconceptions.items() if m.found} == {name}
     statement = next(m.statement for m in RUBRIC.misconceptions if m.id == name)
     assert any(statement in r for r in a.needs_review)
+
+
+@pytest.mark.parametrize("question, claim, name", [
+    (1, "each head uses all 512 dimensions", "heads_full_width"),
+    (1, "the engineers decide which head tracks what", "heads_assigned_roles"),
+    (2, "the MLP has different weights at each position", "mlp_weights_per_position"),
+    (2, "the block has no layer norm", "no_layer_norm"),
+    (2, "there is a residual connection only around attention", "residual_only_attention"),
+    (3, "GPT can see all the tokens of the sentence", "gpt_bidirectional"),
+    (3, "BERT masks the future tokens", "bert_causal"),
+])
+@pytest.mark.parametrize("wrap, named", [
+    ("{C}.", True),
+    ("A common misconception is that {c}.", False),
+    ("Some people think that {c}, but that is wrong.", False),
+    ("It is not true that {c}.", False),
+])
+def test_a_new_named_error_is_named_only_when_asserted(question, claim, name, wrap, named):
+    sentence = wrap.format(c=claim, C=claim[0].upper() + claim[1:])
+    parts = {1: "Several attention heads run in parallel on the tokens.", 2: "A transformer block has attention and an MLP.",
+             3: "Both models are stacks of transformer blocks with self-attention."}
+    parts[question] += " " + sentence
+    text = "".join(f"## {q}\n\n{parts[q]}\n\n" for q in (1, 2, 3))
+    assert (name in found(text)) is named
