@@ -519,3 +519,43 @@ def test_a_foreign_subject_earns_no_line_and_a_genuine_one_keeps_it():
     nonsense = "## Explanation\n\nWithout residuals, pancakes stay at the unigram level U of the character frequencies."
     assert "unigram_level" in earned(R4, genuine)
     assert "unigram_level" not in earned(R4, nonsense)
+
+
+# --------------------------------------------------------------------------- mockery, given-up beliefs, strings of questions
+
+@pytest.mark.parametrize("sentence, phrase, following, stance", [
+    ("Of course each head is only d_model / h wide.", "each head is only d_model / h wide", "Totally believable.",
+     "doubted"),
+    ("The outputs get concatenated and mixed by W_O.", "the outputs get concatenated", "What a lovely story.",
+     "doubted"),
+    ("Oh sure, the heads run in parallel on the same tokens.", "the heads run in parallel",
+     "Absolutely, and I am the queen of England.", "doubted"),
+    ("Right, and BERT's attention is bidirectional.", "bert's attention is bidirectional", "Sure.", "refuted"),
+    ("Every person is a head, merging the notes is the concatenation, sure, sure.", "every person is a head", "",
+     "refuted"),
+    ("There are residual connections, because that is how the gradient keeps flowing, apparently.",
+     "that is how the gradient keeps flowing", "", "refuted"),
+    ("Next you will tell me one head follows pronouns while another tracks verbs.", "one head follows pronouns", "",
+     "doubted"),
+    # sincere: a plain "of course", a closing remark with a claim of its own, "apparently" inside the sentence
+    ("Of course each head is only d_model / h wide.", "each head is only d_model / h wide",
+     "So the heads together cost about as much as one head.", "asserted"),
+    ("Each head has its own projections.", "each head has its own projections", "Sure enough, W_O mixes them.",
+     "asserted"),
+    ("The heads run in parallel on the same tokens.", "the heads run in parallel", "Great, that is the whole trick.",
+     "asserted"),
+    # a belief given up, with an adverb or "back then"
+    ("I also used to believe that blocks are stacked.", "blocks are stacked", "", "doubted"),
+    ("Back then I thought each head was d_model / h wide.", "each head was d_model / h wide", "", "doubted"),
+    ("I also once believed that blocks are stacked, but it is more subtle than that.", "blocks are stacked", "",
+     "doubted"),
+    ("Back then the blocks were stacked in six layers.", "the blocks were stacked", "", "asserted"),
+    # a string of questions asks; a question answered keeps its answer's point
+    ("Do the heads really run in parallel?", "the heads really run in parallel", "Who decided that?", "doubted"),
+    ("Does each head have its own projections, while another tracks verbs?", "another tracks verbs", "", "question"),
+    ("Do the heads run in parallel?", "the heads run in parallel", "Yes, on the same tokens.", "question"),
+    ("Each head has its own projections, while another head tracks verbs.", "another head tracks verbs", "",
+     "asserted"),
+])
+def test_mockery_and_questions(sentence, phrase, following, stance):
+    assert stance_of(N(sentence), N(phrase), following=N(following)) == stance

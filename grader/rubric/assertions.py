@@ -149,7 +149,7 @@ def distancing(sentence: str) -> str:
         return ""
     if cues.RETRACT.match(sentence):
         return "answer" if cues.RETRACT_ANSWER.search(sentence) else "paragraph"
-    if not cues.DISTANCE.search(sentence):
+    if not (cues.DISTANCE.search(sentence) or cues.SARCASM_COMMENT.search(sentence)):
         return ""
     return "paragraph" if cues.DISTANCE_ALL.search(sentence) else "previous"
 
@@ -294,6 +294,10 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
     label = cues.FALSE_LABEL_INLINE.match(text)
     if label and label.end() < len(text):  # "Common misconceptions: the heads split the tokens."
         marks.append(Cue("framed", 0, label.end(), label.end(), len(text)))
+    if segs and text.rstrip().endswith("?") and following.rstrip().endswith("?"):  # a string of questions asks, and
+        marks.append(Cue("doubted", len(text), len(text), 0, len(text)))           # no next sentence answers it
+    if segs and cues.QUESTION_OPEN.match(text) and text.rstrip().endswith("?"):  # "does X, while Y?": all asked
+        marks.append(Cue("question", len(text) - 1, len(text), 0, len(text)))
     if segs and cues.REFUTE_NEXT.match(following.strip()):
         marks.append(Cue("refuted", len(text), len(text), *segs[-1]))
     elif segs and distancing(following):

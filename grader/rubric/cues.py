@@ -76,10 +76,12 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                r"claimed|teach|teaches|taught|show|shows|showed|state|states|stated|write|writes|wrote|suggest|"
                r"suggests|tells us|told us)\b"),
     ("supposed", r"\b(?:i|we) (?:only |really |just )?wish\b(?: that\b)?|\bif only\b"),
-    ("doubted", rf"\b{_I} (?:refuse|decline) to (?:believe|accept|think)\b(?: that\b)?|\b{_I} used to (?:think|believe|"
-                r"assume|imagine)\b(?: that\b)?|\b(?:at first|initially|originally|once|before (?:this|the) (?:course|"
-                r"lesson|lecture)),? (?:i|we) (?:thought|believed|assumed|imagined|was sure)\b(?: that\b)?|\b(?:i|we) "
-                r"(?:once|originally|first|initially) (?:thought|believed|assumed|imagined)\b(?: that\b)?"),
+    ("doubted", rf"\b{_I} (?:refuse|decline) to (?:believe|accept|think)\b(?: that\b)?|\b{_I}(?: also| even| once| really| always)? used to "
+                r"(?:think|believe|assume|imagine)\b(?: that\b)?|\b(?:at first|initially|originally|once|back then|at one "
+                r"point|before (?:this|the) (?:course|lesson|lecture)),? (?:i|we) (?:also |even )?(?:thought|believed|"
+                r"assumed|imagined|was sure)\b(?: that\b)?|\b(?:i|we) (?:also |even )?(?:once|originally|first|initially) "
+                r"(?:thought|believed|assumed|imagined)\b(?: that\b)?"),
+    ("doubted", r"\bnext (?:you will|you'll|they will|they'll) (?:tell|say to) (?:me|us)\b(?: that\b)?"),
     # only a beginner would say: the speaker calls the claim naive
     ("framed", r"\bonly (?:a |an |the )?(?:beginner|novice|fool|amateur|newcomer|layman|layperson|child|idiot)s? "
                r"(?:would|could|might|will)? ?(?:say|says|think|thinks|believe|believes|claim|claims|assume|assumes)\b"
@@ -153,7 +155,7 @@ DISTANCE = re.compile(
     r"others) (?:say|claim|think|believe|see it)|(?:maybe|perhaps|possibly|who knows|not sure|no idea|hard to say|"
     r"or not)\s*[.!?]*$)")
 #: A distancing sentence that reaches every sentence of its paragraph before it, not just the last one.
-DISTANCE_ALL = re.compile(r"\b(?:any|all|none|most|each) of (?:this|that|these|those|it|them)\b|\ball (?:of )?this\b|"
+DISTANCE_ALL = re.compile(r"\b(?:any|all|none|most|each|every word) of (?:this|that|these|those|it|them)\b|\ball (?:of )?this\b|"
                            r"\bthese (?:claims|statements|ideas|things|points|views)\b")
 
 
@@ -169,10 +171,21 @@ REFUTE_CLAUSE = re.compile(
     r"(?:which|that) (?:is|was|turned out to be|turns out to be|proved to be|proves to be|has proved) (?:simply |just |"
     r"completely |totally )?(?:wrong|false|incorrect|untrue|a myth|nonsense|not true|the opposite of the truth)\b|"
     r"or so (?:the story goes|they say|we are told|i am told|i was told|it is said|people say)\b|"
-    r"said no(?: ?one| body)(?: ever)?\b|(?:yeah|oh)?,? ?as if\s*[.!]*$|(?:yeah|oh),? right\s*[.!?]*$")
+    r"said no(?: ?one| body)(?: ever)?\b|(?:yeah|oh)?,? ?as if\s*[.!]*$|(?:yeah|oh),? right\s*[.!?]*$|"
+    r"sure,? sure\s*[.!]*$|(?:apparently|supposedly|allegedly|reportedly)\s*[.!]*$")
 #: Sarcasm: a sentence opening "Sure, ..." followed by one that is only "Right." ("Sure, heads run in parallel. Right.").
-SARCASM_OPEN = re.compile(r"^(?:oh |yeah |yes )?,? ?sure\b,?")
-SARCASM_CLOSE = re.compile(r"^(?:yeah,? |oh,? )?(?:right|as if)\s*[.!]*$")
+SARCASM_OPEN = re.compile(r"^(?:oh |yeah |yes )?,? ?(?:sure|right|of course|naturally|obviously)\b,?")
+SARCASM_CLOSE = re.compile(r"^(?:yeah,? |oh,? )?(?:right|as if|sure|sure,? sure|totally|of course)\s*[.!]*$")
+#: A comment that mocks what came just before it, with no domain word of its own ("Totally believable.", "What a
+#: lovely story.", "Whatever you say.", "..., and I am the queen of England."): it distances the sentence before it
+#: (:func:`.assertions.distancing`). Bare "Right." or "Sure." count only after a "Sure, ..." (:data:`SARCASM_OPEN`).
+SARCASM_COMMENT = re.compile(
+    r"^(?:(?:yeah|oh|ah|great|sure|wow),? )*(?:totally believable|(?:very|how|so) (?:convincing|believable|likely|"
+    r"plausible)|what a (?:lovely|nice|great|beautiful|wonderful|charming|cute|neat) (?:story|tale|picture|idea|"
+    r"fairy tale)|a likely story|whatever you say|sure,? sure|yeah,? sure|sounds (?:great|lovely|nice|good|"
+    r"impressive) on (?:a|the) (?:poster|slide|paper|brochure)|believe (?:that|it) (?:if|and) you (?:want|like|"
+    r"will)|tell that to (?:the|your) \w+)\s*[.!]*$|(?:^|\band )i(?: am|'m) the (?:queen|king|pope|emperor) of\b|"
+    r"\bpigs (?:can |will |do )?fly\b|\bswallow (?:every word|all|any) of (?:that|this|it)\b")
 #: Sarcasm inside one sentence: "*Sure, because* the heads obviously share their weights*, right?*" (a "sure" that
 #: opens and a "right?" tag that closes it), and "*As if* the heads ran in parallel." opening a sentence.
 SARCASM_TAG = re.compile(r"^(?:oh |yeah |yes )?,? ?sure\b(?:(?!\b(?:but|however|though)\b)[^;:])*,\s*(?:right|yeah right)\s*[?!.]*$|^(?:yeah,? |oh,? )?as if\b")
@@ -226,3 +239,6 @@ TRAILING_FRAME_END = re.compile(
     r"made up|the (?:opposite|reverse) of (?:the truth|what is true|what happens)|not (?:true|correct|right|accurate|the case|so))"
     r"(?: too| as well| either)?\s*[.!]*\s*$|\b(?:does|do|did) not (?:hold (?:up|water)|stand up|survive (?:a|any) "
     r"(?:look|test|check))\s*[.!]*\s*$|\b(?:has been|was|is) (?:debunked|disproved|disproven|refuted)\s*[.!]*\s*$")
+#: A sentence that opens as a question ("Does each head ..., while another ...?"): up to its "?", all of it is asked.
+QUESTION_OPEN = re.compile(r"^(?:and |but |so )?(?:do|does|did|is|are|was|were|can|could|would|will|should|has|have|"
+                           r"had|how|why|who|what|which|where|when)\b")
