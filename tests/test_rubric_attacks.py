@@ -559,3 +559,20 @@ def test_a_foreign_subject_earns_no_line_and_a_genuine_one_keeps_it():
 ])
 def test_mockery_and_questions(sentence, phrase, following, stance):
     assert stance_of(N(sentence), N(phrase), following=N(following)) == stance
+
+
+@pytest.mark.parametrize("sentence, phrase, following, stance", [
+    ("Oh, of course, the residual stream is a clean path for the gradient.", "the residual stream is a clean path",
+     "Sure.", "refuted"),
+    ("Without it every block has to carry the whole signal.", "every block has to carry the whole signal",
+     "How convenient.", "doubted"),
+    ("Post-norm puts a layer norm in the gradient's way.", "puts a layer norm in the gradient's way",
+     "I totally buy every word of it.", "doubted"),
+    ("The original Transformer, we are told, fixed it with a warm-up.", "fixed it with a warm-up", "", "attributed"),
+    # sincere
+    ("In the lecture we were told that the original Transformer used a warm-up.", "used a warm-up", "", "asserted"),
+    ("Post-norm puts a layer norm in the gradient's way.", "puts a layer norm in the gradient's way",
+     "How convenient the pre-norm fix is: the residual stays clean.", "asserted"),
+])
+def test_mockery_in_an_explanation(sentence, phrase, following, stance):
+    assert stance_of(N(sentence), N(phrase), following=N(following)) == stance

@@ -106,7 +106,7 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
     ("attributed", r"\bit (?:is|was|has been|gets) (?:also )?(?:often |commonly |sometimes |widely |frequently |usually )?"
                    r"(?:said|claimed|believed|thought|assumed|argued|suggested|rumou?red|reported)\b(?: that\b)?"),
     ("attributed", r"\b(?:apparently|supposedly|allegedly|reportedly|purportedly|rumou?r has it|so they say|so i am told|"
-                   r"i (?:have )?heard|i read somewhere)\b(?: that\b)?"),
+                   r"i (?:have )?heard|i read somewhere|(?<=, )(?:we|i) (?:are|am|were|was) told(?=,))\b(?: that\b)?"),
     ("attributed", rf"\b{_SOURCE}{_OFTEN} (?:{_SAY}|told me|tells me|told us|tells us|said to me|explained to me)\b"
                    r"(?: that\b)?"),
     ("attributed", rf"\baccording to {_SOURCE}"),
@@ -174,7 +174,7 @@ REFUTE_CLAUSE = re.compile(
     r"said no(?: ?one| body)(?: ever)?\b|(?:yeah|oh)?,? ?as if\s*[.!]*$|(?:yeah|oh),? right\s*[.!?]*$|"
     r"sure,? sure\s*[.!]*$|(?:apparently|supposedly|allegedly|reportedly)\s*[.!]*$")
 #: Sarcasm: a sentence opening "Sure, ..." followed by one that is only "Right." ("Sure, heads run in parallel. Right.").
-SARCASM_OPEN = re.compile(r"^(?:oh |yeah |yes )?,? ?(?:sure|right|of course|naturally|obviously)\b,?")
+SARCASM_OPEN = re.compile(r"^(?:(?:oh|yeah|yes|ah),? )?(?:sure|right|of course|naturally|obviously)\b,?")
 SARCASM_CLOSE = re.compile(r"^(?:yeah,? |oh,? )?(?:right|as if|sure|sure,? sure|totally|of course)\s*[.!]*$")
 #: A comment that mocks what came just before it, with no domain word of its own ("Totally believable.", "What a
 #: lovely story.", "Whatever you say.", "..., and I am the queen of England."): it distances the sentence before it
@@ -184,7 +184,8 @@ SARCASM_COMMENT = re.compile(
     r"plausible)|what a (?:lovely|nice|great|beautiful|wonderful|charming|cute|neat) (?:story|tale|picture|idea|"
     r"fairy tale)|a likely story|whatever you say|sure,? sure|yeah,? sure|sounds (?:great|lovely|nice|good|"
     r"impressive) on (?:a|the) (?:poster|slide|paper|brochure)|believe (?:that|it) (?:if|and) you (?:want|like|"
-    r"will)|tell that to (?:the|your) \w+)\s*[.!]*$|(?:^|\band )i(?: am|'m) the (?:queen|king|pope|emperor) of\b|"
+    r"will)|tell that to (?:the|your) \w+|how (?:convenient|lovely|neat|nice|clever|original|handy))\s*[.!]*$|"
+    r"^i (?:totally |fully |really |completely )?(?:buy|believe) every word of (?:it|that|this)\b|(?:^|\band )i(?: am|'m) the (?:queen|king|pope|emperor) of\b|"
     r"\bpigs (?:can |will |do )?fly\b|\bswallow (?:every word|all|any) of (?:that|this|it)\b")
 #: Sarcasm inside one sentence: "*Sure, because* the heads obviously share their weights*, right?*" (a "sure" that
 #: opens and a "right?" tag that closes it), and "*As if* the heads ran in parallel." opening a sentence.
