@@ -576,3 +576,27 @@ def test_mockery_and_questions(sentence, phrase, following, stance):
 ])
 def test_mockery_in_an_explanation(sentence, phrase, following, stance):
     assert stance_of(N(sentence), N(phrase), following=N(following)) == stance
+
+
+@pytest.mark.parametrize("sentence, phrase, following, stance", [
+    ("I asked a chatbot and it told me that the heads run in parallel.", "the heads run in parallel", "", "attributed"),
+    ("It claimed each head is d_model / h wide.", "each head is d_model / h wide", "", "attributed"),
+    ("The chatbot added that the heads do not divide the tokens.", "the heads do not divide the tokens", "",
+     "attributed"),
+    ("GPT uses a causal mask so each token sees only the tokens before it.", "gpt uses a causal mask",
+     "Both marked wrong.", "refuted"),
+    # sincere
+    ("The lecturer told me that the heads run in parallel.", "the heads run in parallel", "", "asserted"),
+    ("Each head attends to every token and it tells the next layer what it found.", "each head attends to every token",
+     "", "asserted"),
+    ("GPT uses a causal mask so each token sees only the tokens before it.", "gpt uses a causal mask",
+     "Both models stack blocks.", "asserted"),
+])
+def test_reported_and_crossed_out(sentence, phrase, following, stance):
+    assert stance_of(N(sentence), N(phrase), following=N(following)) == stance
+
+
+def test_a_crossed_out_list_takes_back_its_items():
+    label = "Wrong answers I marked this year. These are the sentences students wrote that I crossed out:"
+    assert earned(R1, ex1(f"{label}\n\n{LIST}", "", "")) == set()
+    assert {"heads_parallel", "own_qkv", "gpt_causal"} <= earned(R1, ex1(f"Sentences I got right:\n\n{LIST}", "", ""))

@@ -107,9 +107,13 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                    r"(?:said|claimed|believed|thought|assumed|argued|suggested|rumou?red|reported)\b(?: that\b)?"),
     ("attributed", r"\b(?:apparently|supposedly|allegedly|reportedly|purportedly|rumou?r has it|so they say|so i am told|"
                    r"i (?:have )?heard|i read somewhere|(?<=, )(?:we|i) (?:are|am|were|was) told(?=,))\b(?: that\b)?"),
-    ("attributed", rf"\b{_SOURCE}{_OFTEN} (?:{_SAY}|told me|tells me|told us|tells us|said to me|explained to me)\b"
+    ("attributed", rf"\b{_SOURCE}{_OFTEN} (?:{_SAY}|told me|tells me|told us|tells us|said to me|explained to me|added|"
+                   r"adds|replied|answered|printed|wrote back)\b"
                    r"(?: that\b)?"),
     ("attributed", rf"\baccording to {_SOURCE}"),
+    # a speaker named before ("I asked a chatbot and *it told me* ..."): only a speaker tells or claims
+    ("attributed", r"\b(?:it|he|she) (?:also |then )?(?:told me|told us|tells me|tells us|claimed|claims|insisted|"
+                   r"insists)\b(?: that\b)?"),
     ("attributed", rf"\baccording to (?:(?:some|many|a few|several|certain|various|its|their|his|her|my|our) )?"
                    rf"(?:{_WHO}|others|someone|somebody|rumou?r|popular|folk|the internet|online|hearsay)\b"
                    r"|\baccording to some\b"),
@@ -137,6 +141,8 @@ REFUTE_NEXT = re.compile(
     r"(?:wrong|false|incorrect|untrue|mistaken|a myth|a misconception|a mistake|not (?:true|correct|right|so|"
     r"the case|how it works))\b|^(?:wrong|false|untrue|not (?:true|so)|nope|no)\s*[,.!:;]|"
     r"^(?:they|it|this|that|he|she) (?:do|does|did|is|are) not\s*(?:[,.!:;]|$|because\b)|"
+    r"^(?:both|all|each|all three|all of (?:them|these|those))(?: of (?:them|these|those))? (?:are |were )?(?:marked |"
+    r"crossed out as )?(?:wrong|false|incorrect)\b|"
     rf"^{_REVERSE}|^{_NOT_SO}|^(?:yeah|oh|ah),? right\s*[.!]*$|^as if\s*[.!]*$")
 #: A sentence (or a clause after "but") that distances the student from what came before it.
 DISTANCE = re.compile(
@@ -197,7 +203,8 @@ _LABEL = (r"(?:(?:some|a few|common|popular|typical|frequent|the) )?(?:wrong|fal
           r"(?:(?:some|a few|common|popular|typical|frequent|the) )?(?:myths|misconceptions|falsehoods|mistakes|errors|"
           r"fallacies|lies)\b[^.:]*|(?:things|statements|claims|ideas|sentences|answers)(?: (?:that|which) (?:are|is))? "
           r"(?:not|never|nothing like) (?:true|correct|right|so|the case)\b[^.:]*|what (?:it|multi-head attention|"
-          r"attention|the block|a transformer block|a residual|the residual) (?:is|does) not(?: do)?\b[^.:]*")
+          r"attention|the block|a transformer block|a residual|the residual) (?:is|does) not(?: do)?\b[^.:]*|"
+          r"[^.:]*\b(?:crossed[- ]out|i crossed out|marked (?:as )?wrong|that lost marks|got no marks)\b[^.:]*")
 FALSE_LABEL = re.compile(rf"^(?:{_LABEL}):\s*$")
 #: The same label with its item in the sentence: "*Common misconceptions:* the heads split the tokens." frames what
 #: follows the colon (:func:`.assertions._frames`).
