@@ -149,9 +149,11 @@ def test_misconception_is_named_with_the_sentence_that_makes_it(graded):
 def test_misconception_points_need_a_substantive_answer_on_that_question(graded):
     result = graded["quickcheck_only"][0]
     skipped = {c.name: c.feedback for c in result.checks if c.status == "skipped"}
-    # the misconceptions of questions 1 and 2 (with the 0-point named error heads_sequential) are not checked
-    assert set(skipped) == {"test_no_heads_split_tokens", "test_no_heads_cost_more", "test_no_mlp_mixes_tokens",
-                            "test_no_heads_sequential"}
+    # the misconceptions of questions 1 and 2 (with their 0-point named errors) are not checked; question 3's are
+    assert set(skipped) == {f"test_no_{m.id}" for m in RUBRIC.misconceptions if m.question in (1, 2)}
+    assert {"test_no_heads_split_tokens", "test_no_heads_cost_more", "test_no_mlp_mixes_tokens",
+            "test_no_heads_sequential", "test_no_no_layer_norm"} < set(skipped)
+    assert not any(m.question == 3 and f"test_no_{m.id}" in skipped for m in RUBRIC.misconceptions)
     assert "earns no point on question 1" in skipped["test_no_heads_split_tokens"]
     short = graded["very_short"][0]
     assert all(c.status == "skipped" for c in short.checks if c.name.startswith("test_no_"))
@@ -234,3 +236,23 @@ def test_instructor_overrides_merge_into_the_score_and_the_result(graded, tmp_pa
     finally:
         for check in result.checks:  # the module's graded results are shared
             check.override = None
+
+
+def test_a_line_lost_to_a_confident_error_says_which_sentence_contradicts_it(grade1, tmp_path):
+    text = (ANSWERS / "excellent_own_words/answer.md").read_text(encoding="utf-8")  # 17/17 in its own words
+    head = "\n## 3"
+    assert head in text
+    folder = tmp_path / "student"
+    folder.mkdir()
+    wrong = "In the transformer block there is a residual connection only around attention, not around the MLP."
+    (folder / "answer.md").write_text(text.replace(head, f"\n{wrong}\n{head}", 1), encoding="utf-8")
+    result = grade1(folder)
+    residual = next(c for c in result.checks if c.name == "test_residual")
+    assert residual.status == "failed" and residual.points == 0
+    assert residual.feedback.startswith(f'Not counted: your answer also says "{wrong}')
+    assert "which contradicts this point" in residual.feedback
+    named = next(c for c in result.checks if c.name == "test_no_residual_only_attention")
+    assert named.status == "failed"
+    others = [c for c in result.checks if c.name.startswith("test_") and not c.name.startswith("test_no_")
+              and c.name not in ("test_residual",) and c.max_points > 0]
+    assert others and all(c.status == "passed" for c in others), [c.name for c in others if c.status != "passed"]

@@ -223,8 +223,13 @@ def test_an_excellent_answer_with_one_confident_error_has_it_named_and_flagged(s
         text = text.replace(head, f"\n{sentence}\n{head}", 1)
     a = rubric.evaluate(RUBRIC, text)
     assert {k for k, m in a.misconceptions.items() if m.found} == {name}
-    statement = next(m.statement for m in RUBRIC.misconceptions if m.id == name)
-    assert any(statement in r for r in a.needs_review)
+    error = next(m for m in RUBRIC.misconceptions if m.id == name)
+    assert any(error.statement in r for r in a.needs_review)
+    # ... and it loses the line it contradicts, only that one (the solution alone earns every line)
+    solution = rubric.evaluate(RUBRIC, (ROOT / "solutions/exercise1/answer.md").read_text(encoding="utf-8"))
+    assert all(r.earned for r in solution.lines.values())
+    assert {k for k, r in a.lines.items() if not r.earned} == set(error.loses) != set()
+    assert all(a.lines[k].contradicted_by == name and not a.lines[k].counted for k in error.loses)
 
 
 @pytest.mark.parametrize("question, claim, name", [
@@ -249,3 +254,11 @@ def test_a_new_named_error_is_named_only_when_asserted(question, claim, name, wr
     parts[question] += " " + sentence
     text = "".join(f"## {q}\n\n{parts[q]}\n\n" for q in (1, 2, 3))
     assert (name in found(text)) is named
+
+
+def test_a_rubric_whose_error_loses_an_unknown_line_is_refused(tmp_path):
+    text = (ROOT / "exercises/exercise1/rubric.toml").read_text(encoding="utf-8")
+    bad = tmp_path / "rubric.toml"
+    bad.write_text(text.replace('loses = ["heads_parallel"]', 'loses = ["heads_paralel"]', 1), encoding="utf-8")
+    with pytest.raises(rubric.RubricError, match=r"heads_sequential.*heads_paralel.*not line ids"):
+        rubric.load(bad)

@@ -25,6 +25,7 @@ class LineResult:
     counted: bool  # earned and within the cap
     quotes: list[str] = field(default_factory=list)
     missing_parts: list[str] = field(default_factory=list)
+    contradicted_by: str = ""  # id of a misconception the answer makes that loses this line ("" when none)
 
     @property
     def score(self) -> float:
@@ -106,6 +107,9 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
         hit = next((h for h in (find(ev, units_) for ev in m.evidence) if h), None)
         misconceptions[m.id] = MisconceptionResult(m.id, m.points, applies=m.question in earned_questions,
                                                    found=hit is not None, quote=hit.quote if hit else "")
+        for line_id in m.loses if hit else ():  # a confident error loses the concept it contradicts
+            lines[line_id].earned = lines[line_id].counted = False
+            lines[line_id].contradicted_by = lines[line_id].contradicted_by or m.id
 
     problems, notes, review = [], [], []
     lo, hi = rubric.suggested

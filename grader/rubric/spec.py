@@ -86,6 +86,9 @@ class Misconception:
     statement: str
     hint: str
     evidence: tuple[Evidence, ...]
+    #: Ids of the lines this error contradicts: an answer that makes it does not earn them, however well it states
+    #: them elsewhere (tests/prose/LABELLING.md: "a confident error loses the concept it contradicts").
+    loses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -193,11 +196,17 @@ def load(path: Path) -> Rubric:
         misconceptions = tuple(
             Misconception(id=x["id"], question=int(x["question"]), points=float(x["points"]),
                           statement=x["statement"], hint=x["hint"],
-                          evidence=evidence(x.get("evidence"), f"misconception {x['id']!r}"))
+                          evidence=evidence(x.get("evidence"), f"misconception {x['id']!r}"),
+                          loses=tuple(x.get("loses", ())))
             for x in data.get("misconception", ()))
         ids = [x.id for x in lines] + [m.id for m in misconceptions]
         if len(set(ids)) != len(ids):
             raise RubricError(f"{path}: duplicate ids: {sorted({i for i in ids if ids.count(i) > 1})}")
+        for m in misconceptions:
+            unknown = sorted(set(m.loses) - {x.id for x in lines})
+            if unknown:
+                raise RubricError(f"{path}: misconception {m.id!r} loses {unknown}, which are not line ids: "
+                                  f"use the id of a [[line]]")
         return Rubric(
             path=path, lines=lines, misconceptions=misconceptions,
             questions={int(k): v for k, v in data.get("questions", {}).items()},

@@ -36,6 +36,11 @@ def concept_check(line: rubric.Line):
         if r.counted:
             record(request, f"Earned by: {found}", details)
             return
+        if r.contradicted_by:  # a confident error elsewhere in the answer loses this line
+            said = a.misconceptions[r.contradicted_by].quote
+            statement = next(m.statement for m in RUBRIC.misconceptions if m.id == r.contradicted_by)
+            raise CheckFailure(f"Not counted: your answer also says {quote(said)}, that is, {statement}, "
+                               "which contradicts this point.", details=details)
         if r.earned:
             raise CheckFailure(
                 f"Found ({found}), but not counted: {a.cap_reason}, so at most "
