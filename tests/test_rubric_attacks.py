@@ -509,6 +509,7 @@ def test_a_wrong_label_ends_where_the_student_turns_back():
     ("The parallel perspectives are combined into one vector.", "the parallel perspectives are combined", "asserted"),
     ("Verbs reach back to their subject in one head.", "verbs reach back to their subject", "asserted"),
     ("The readers each read the whole contract.", "the readers each read the whole contract", "asserted"),
+    ("The residual branches can amplify parameter updates.", "the residual branches can amplify", "asserted"),
 ])
 def test_foreign_subject(sentence, phrase, stance):
     assert stance_of(N(sentence), N(phrase)) == stance

@@ -44,6 +44,8 @@ tensors shapes axes indices ids labels tags targets samples documents files line
 gpus cpus cores machines computers devices brains eyes ears hands minds humans children kids parents teachers
 friends classmates beginners practitioners scientists companies labs sides ends directions neighbours neighbors
 contexts meanings topics subjects points numbers digits values figures tables graphs diagrams pictures analogies
+branches streams highways lanes routes circuits stages passes trials seeds configurations setups schedules warmups
+warm-ups spikes explosions terms factors jacobians biases gains scales nets ffns mlps cnns rnns lstms gpts berts
 """.split())
 #: Determiners a plural subject may open with; a singular one ("a", "each", "this") rules a plural out.
 _DETERMINERS = frozenset("the these those all some many most our their my your its two three four several both "
