@@ -56,7 +56,7 @@ def test_agreement_on_the_test_split(graded):
 #: Known misses on a set that is never tuned on, measured when it was written (README of exercise 1): strict, so
 #: the test says so when the engine catches them.
 KNOWN_MISSES = {"heldout2": "both nonsense answers (the lesson's words in a kitchen and a substation) score 7.1/10 "
-                            "unflagged, and a hedged denial 3.5: 10 of 13 caught (issue 11)"}
+                            "unflagged: 11 of 13 caught (issue 11)"}
 
 
 def test_adversarial_answers_are_low_or_flagged(graded, request):

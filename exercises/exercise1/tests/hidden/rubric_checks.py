@@ -38,9 +38,8 @@ def concept_check(line: rubric.Line):
             return
         if r.contradicted_by:  # a confident error elsewhere in the answer loses this line
             said = a.misconceptions[r.contradicted_by].quote
-            statement = next(m.statement for m in RUBRIC.misconceptions if m.id == r.contradicted_by)
-            raise CheckFailure(f"Not counted: your answer also says {quote(said)}, that is, {statement}, "
-                               "which contradicts this point.", details=details)
+            raise CheckFailure(f"Not counted: your answer also says {quote(said)}, which contradicts this point "
+                               "(see the named error below).", details=details)
         if r.earned:
             raise CheckFailure(
                 f"Found ({found}), but not counted: {a.cap_reason}, so at most "
@@ -72,5 +71,5 @@ def misconception_check(m: rubric.Misconception):
 
     check.__name__ = check.__qualname__ = f"test_no_{m.id}"
     check.__doc__ = (f"No misconception: {m.statement}." if m.points else
-                     f"No named error: {m.statement} (0 points: the concept it contradicts is lost already).")
+                     f"No named error: {m.statement} (0 points: the concept it contradicts is not counted).")
     return pytest.mark.check(points=m.points, hint=m.hint, depends=[SUBSTANTIVE_GATE])(check)
