@@ -262,3 +262,57 @@ def test_a_rubric_whose_error_loses_an_unknown_line_is_refused(tmp_path):
     bad.write_text(text.replace('loses = ["heads_parallel"]', 'loses = ["heads_paralel"]', 1), encoding="utf-8")
     with pytest.raises(rubric.RubricError, match=r"heads_sequential.*heads_paralel.*not line ids"):
         rubric.load(bad)
+
+
+NAMED = {"heads_sequential", "bert_causal", "gpt_bidirectional", "heads_full_width", "heads_assigned_roles",
+         "mlp_weights_per_position", "no_layer_norm", "residual_only_attention"}
+
+
+@pytest.mark.parametrize("question, sentence", [
+    # a reviewer's false hits: each cost a correct student the line it "contradicted"
+    (1, "The engineers only decide how many heads there are; what each head tracks is learned."),
+    (1, "The programmer give only the architecture, the heads learn themself what they attend."),
+    (1, "You choose d_model and the number of heads; the heads then learn different relations."),
+    (1, "After training, we can give each head a name according to what it tracks, but that is only a description."),
+    (2, "Layer norm is not part of attention itself; it sits before it in the block."),
+    (2, "Not only attention but also the MLP has a skip connection."),
+    (3, "Unlike GPT's masked self-attention, BERT's attention is bidirectional."),
+    (3, "Unlike GPT's causal mask, BERT's attention sees both sides."),
+    (3, "Unlike GPT, which only sees the previous tokens, BERT sees the whole sentence."),
+    (3, "Unlike GPT, which masks the future tokens, BERT sees the whole sentence."),
+    (3, "Unlike BERT, which sees both directions, GPT only sees the past."),
+    (3, "Unlike BERT's bidirectional attention, GPT's attention is causal."),
+    (3, "Compared with BERT, which has no mask, GPT uses a causal mask."),
+    # close correct sentences that stayed clean, kept so a widened rule does not catch them
+    (1, "Head 2 does not use the output of head 1; both read the same input."),
+    (1, "The designers choose the number of heads, but not their jobs."),
+    (1, "Each head has its own full set of Q, K and V weights, only narrower: 512 x 64."),
+    (2, "Each block has its own MLP with its own weights, used at every position."),
+    (2, "Post-norm has no layer norm at the input of the sub-layer."),
+    (3, "GPT cannot see the future tokens, but BERT can."),
+    (3, "GPT uses masked attention, BERT does not."),
+])
+def test_correct_sentences_name_no_error_and_lose_no_line(question, sentence):
+    parts = {1: "Several heads run in parallel on the tokens.", 2: "The block has attention and an MLP.",
+             3: "BERT attends both ways."}
+    parts[question] += " " + sentence
+    a = rubric.evaluate(RUBRIC, "".join(f"## {q}\n\n{parts[q]}\n\n" for q in (1, 2, 3)))
+    assert not {k for k, m in a.misconceptions.items() if m.found} & NAMED
+    assert not any(r.contradicted_by for r in a.lines.values())
+
+
+@pytest.mark.parametrize("question, sentence, name", [
+    (1, "Each head uses the whole 512 dimensions.", "heads_full_width"),
+    (1, "The heads are processed one after another, each one improving the previous one.", "heads_sequential"),
+    (1, "Head 2 uses the output of head 1.", "heads_sequential"),
+    (3, "BERT cannot see future tokens.", "bert_causal"),
+    (3, "BERT uses masked attention so that tokens cannot see the future.", "bert_causal"),
+    (3, "In BERT a token does not attend to the next words.", "bert_causal"),
+    (3, "Unlike GPT, BERT only sees the previous tokens.", "bert_causal"),
+    (3, "Unlike BERT, GPT is bidirectional.", "gpt_bidirectional"),
+])
+def test_more_wordings_of_the_named_errors(question, sentence, name):
+    parts = {1: "Several heads run in parallel on the tokens.", 2: "The block has attention and an MLP.",
+             3: "Both models are stacks of transformer blocks with self-attention."}
+    parts[question] += " " + sentence
+    assert name in found("".join(f"## {q}\n\n{parts[q]}\n\n" for q in (1, 2, 3)))
