@@ -283,6 +283,12 @@ NAMED = {"heads_sequential", "bert_causal", "gpt_bidirectional", "heads_full_wid
     (3, "Unlike BERT, which sees both directions, GPT only sees the past."),
     (3, "Unlike BERT's bidirectional attention, GPT's attention is causal."),
     (3, "Compared with BERT, which has no mask, GPT uses a causal mask."),
+    (1, "With one single head, the head would use the full d_model width, but with 8 heads each uses 64."),
+    (1, "A single head with full-size Q, K, V matrices of d_model x d_model would cost the same as 8 small heads."),
+    (1, "One head with d_model x d_model projections costs as much as all the heads together."),
+    (1, "With only one head, each head has the full d_model width; with 8 heads each has 64."),
+    (1, "You can choose to look at one head and see what it attends to."),
+    (1, "We choose to plot what each head attends to."),
     # close correct sentences that stayed clean, kept so a widened rule does not catch them
     (1, "Head 2 does not use the output of head 1; both read the same input."),
     (1, "The designers choose the number of heads, but not their jobs."),
