@@ -4,6 +4,7 @@ tests/exercise1_answers/NAME/answer.md are answers written for these tests; labe
 careful human grader gives each one (written before the matcher was tuned, see its header). Every answer
 is graded by the real judge (``judge.grade``), so the checks, the plugin and the rubric are all measured.
 """
+import math
 import time
 import tomllib
 
@@ -256,3 +257,24 @@ def test_a_line_lost_to_a_confident_error_says_which_sentence_contradicts_it(gra
     others = [c for c in result.checks if c.name.startswith("test_") and not c.name.startswith("test_no_")
               and c.name not in ("test_residual",) and c.max_points > 0]
     assert others and all(c.status == "passed" for c in others), [c.name for c in others if c.status != "passed"]
+
+
+def test_a_half_copied_answer_keeps_about_half_its_points_in_the_checks_too(grade1, tmp_path):
+    own = (ANSWERS / "excellent_own_words/answer.md").read_text(encoding="utf-8")
+    solution = (ROOT / "solutions/exercise1/answer.md").read_text(encoding="utf-8")
+    folder = tmp_path / "student"
+    folder.mkdir()
+    (folder / "answer.md").write_text(own.split("## 2")[0] + "## 2." + solution.split("## 2.", 1)[1], encoding="utf-8")
+    result = grade1(folder)
+    a = rubric.evaluate(RUBRIC, (folder / "answer.md").read_text(encoding="utf-8"),
+                        copy_sources=rubric.copy_sources_for(RUBRIC, ROOT))
+    assert 0.3 <= a.copy_overlap <= 0.7 and 0.2 < a.copy_factor < 0.8
+    assert result.score == a.total  # the checks add up to the judge's total
+    gate = next(c for c in result.checks if c.name == "test_answer_is_substantive")
+    assert gate.status == "passed" and f"copied from solutions/exercise1/answer.md: {a.copy_overlap:.0%}" in gate.feedback
+    no_misconception = [c for c in result.checks if c.name.startswith("test_no_") and c.max_points > 0]
+    passed = [c for c in no_misconception if c.status == "passed"]
+    not_counted = [c for c in no_misconception if "but not counted" in c.feedback]
+    assert len(no_misconception) == 3 and len(passed) == math.floor(3 * a.copy_factor + 0.5) >= 1
+    assert len(not_counted) == 3 - len(passed) >= 1
+    assert all(f"so its points count {a.copy_factor:.0%}" in c.feedback for c in not_counted)

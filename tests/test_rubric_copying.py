@@ -1,6 +1,8 @@
 """Step 5, copying (grader/rubric/copying.py) and how the judge scales points with the copied share."""
 from __future__ import annotations
 
+import math
+
 import time
 from pathlib import Path
 
@@ -107,8 +109,13 @@ def test_half_copied_has_share_about_half_and_about_half_the_points():
     counted = sum(r.points for r in a.lines.values() if r.counted)
     assert counted == round(earned * SETTINGS.factor(a.copy_overlap)) == a.cap_points  # the checks say "at most N"
     assert 0.3 * earned <= counted <= 0.65 * earned
-    # a problem (no misconception points), with the share, the source and a passage; and a review flag
-    assert not a.substantive and any("sol" in p and f"{a.copy_overlap:.0%}" in p and '"' in p for p in a.problems)
+    # a note with the share, the source and a passage, not a problem: the misconception points scale by the same
+    # factor (3 avoided, about half kept: no cliff at the review share); and a review flag
+    assert a.substantive and any("sol" in n and f"{a.copy_overlap:.0%}" in n and '"' in n for n in a.notes)
+    avoided = [k for k, m in alone.misconceptions.items() if m.points and alone.misconception_counts(m)]
+    kept = [k for k, m in a.misconceptions.items() if m.points and a.misconception_counts(m)]
+    assert len(avoided) == 3 and len(kept) == math.floor(3 * a.copy_factor + 0.5) == 1 and set(kept) < set(avoided)
+    assert a.total == counted + len(kept)
     assert any("copied from sol" in r for r in a.needs_review)
     assert a.copy_passages and all(p.answer in plain_text(text) for p in a.copy_passages)
     # the lines dropped first are those whose evidence is in the copied sections (questions 2 and 3): 7 of the

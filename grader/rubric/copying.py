@@ -236,10 +236,11 @@ def judge_copy(settings: CopySettings, plain: str, sources: dict[str, str], rubr
         return verdict
     shown = "; ".join(f'"{_clip(p.answer)}"' for p in sorted(match.passages, key=lambda p: -p.words)[:2])
     said = (f"the answer is {'mostly' if match.share >= 0.5 else 'partly'} copied from {match.source}: {match.share:.0%} of its content words are in "
-            f"passages found there (e.g. {shown}), so its concept points count {factor:.0%}")
+            f"passages found there (e.g. {shown}), so its points count {factor:.0%}")
     if match.share >= (settings.rubric_review if match.source == rubric_name else settings.review):
-        verdict.problem = said
         verdict.review = f"copied from {match.source} ({match.share:.0%} of its content words)"
+    if factor == 0.0:  # nothing of the writer's own counts: not an answer of their own
+        verdict.problem = said
     else:
         verdict.note = said
     return verdict

@@ -41,6 +41,7 @@ class MisconceptionResult:
     applies: bool  # the answer earns a concept point on the misconception's question
     found: bool
     quote: str = ""
+    counted: bool = True  # False when copying leaves too few points for this one (the answer is partly copied)
 
 
 @dataclass
@@ -71,7 +72,7 @@ class Assessment:
 
     def misconception_counts(self, m: MisconceptionResult) -> bool:
         """Whether misconception ``m`` earns its point (the exercise's check passes)."""
-        return self.substantive and m.applies and not m.found
+        return self.substantive and m.applies and not m.found and m.counted
 
 
 def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | None = None) -> Assessment:
@@ -138,8 +139,8 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
         problems.append(reason)
         cap_reason = reason
         review.append(f"mostly keywords ({prose_share:.0%} of the words in sentences): check the cap")
-    # Copying: the concept points scale down with the copied share (no cliff); from `review` on, flagged
-    # and no misconception points (a problem). Lines earned in copied passages are the first not counted.
+    # Copying: the concept points scale down with the copied share (no cliff), and so do the misconception points
+    # (below); from `review` on, flagged. Lines earned in copied passages are the first not counted.
     plain = "\n".join(b.text for b in blocks_)  # the answer's prose (.copying.plain_text), as far as it was read
     if cut:
         plain = _first_words(plain, rubric.max_words)
@@ -169,6 +170,14 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
         notes=notes, cap_reason=cap_reason, copy_overlap=overlap, copy_source=source, needs_review=review,
         total=0.0, max_total=rubric.max_total, seconds=0.0, copy_passages=copied.match.passages,
         copy_factor=copied.factor, cap_points=cap_points)
+    # Copying scales the misconception points as it scales the concept points, with no cliff (rubric.toml [copying];
+    # rounded to whole misconception points: exercise 4's are 0.5 each)
+    avoided = [m for m in misconceptions.values() if m.points and assessment.misconception_counts(m)]
+    unit = min((m.points for m in avoided), default=1.0)
+    m_budget = unit * math.floor(sum(m.points for m in avoided) / unit * copied.factor + 0.5 + 1e-9)
+    for m in avoided:
+        m.counted = m_budget >= m.points
+        m_budget -= m.points if m.counted else 0
     total += sum(m.points for m in misconceptions.values() if assessment.misconception_counts(m))
     assessment.total = total
     if abs(total - rubric.pass_mark) <= rubric.review_band and n_words:

@@ -67,6 +67,10 @@ def misconception_check(m: rubric.Misconception):
         if r.found:
             raise CheckFailure(f"Your answer says: {quote(r.quote)}", diagnosis=f"misconception: {m.statement}",
                                details=details)
+        if not r.counted:  # partly copied: these points scale down as the concept points do
+            raise CheckFailure(f"Your answer does not say this, but not counted: {a.copy_overlap:.0%} of its "
+                               f"content words are in passages of {a.copy_source}, so its points count "
+                               f"{a.copy_factor:.0%}.", details=details)
         record(request, "Your answer does not say this.", details)
 
     check.__name__ = check.__qualname__ = f"test_no_{m.id}"

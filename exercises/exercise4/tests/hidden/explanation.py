@@ -52,7 +52,8 @@ def concept_check(line: rubric.Line):
             record(request, f"Earned by: {found}", details)
             return
         if r.earned:
-            raise CheckFailure(f"Found ({found}), but not counted: {a.cap_reason}.", details=details)
+            raise CheckFailure(f"Found ({found}), but not counted: {a.copy_overlap:.0%} of its content words are "
+                               f"in passages of {a.copy_source}, so its points count {a.copy_factor:.0%}.", details=details)
         if r.quotes:
             raise CheckFailure(f"Only part of it: {found}; missing: {', '.join(r.missing_parts)}.", details=details)
         raise CheckFailure("Not found in your explanation.", details=details)
@@ -76,6 +77,10 @@ def misconception_check(m: rubric.Misconception):
         if r.found:
             raise CheckFailure(f"Your explanation says: {quote(r.quote)}", diagnosis=f"misconception: {m.statement}",
                                details=details)
+        if not r.counted:  # partly copied: these points scale down as the concept points do
+            raise CheckFailure(f"Your explanation does not say this, but not counted: {a.copy_overlap:.0%} of its "
+                               f"content words are in passages of {a.copy_source}, so its points count "
+                               f"{a.copy_factor:.0%}.", details=details)
         record(request, "Your explanation does not say this.", details)
 
     check.__name__ = check.__qualname__ = f"test_no_{m.id}"
