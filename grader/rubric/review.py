@@ -14,7 +14,9 @@ copied             0.8      mostly copied from a copy source (the copying step s
 other language     0.7      a paragraph (or the whole answer) does not read as English
 off-topic          0.6      over 30 % of the words in sentences on neither the model nor the picture (.topic)
 nonsense           0.6      over 45 % of the words in sentences mixing the lesson's terms with two or more
-                            unrelated nouns ("the residual of the soup", .topic.mixed_share)
+                            unrelated nouns ("the residual of the soup", .topic.mixed_share), or over 55 %
+                            in sentences laying the lesson's terms over another world ("the residual
+                            connections are the hoses", "head of lettuce", .worlds.world_share)
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
 error named        0.5      a misconception (or a 0-point named error) found on a question that earns nothing
@@ -39,7 +41,7 @@ from .concepts import find
 from .spec import Rubric
 from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
-from . import topic
+from . import topic, worlds
 
 PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "nonsense": 0.6, "contradiction": 0.5, "error named": 0.5,
            "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "other": 0.5}
@@ -55,6 +57,9 @@ MIXED_SHARE = 0.45
 OFF_TOPIC_MIN_SENTENCES = 4
 #: ... and nonsense over at least this many (exercise 4's explanations are short; one odd sentence is not enough).
 MIXED_MIN_SENTENCES = 2
+#: Nonsense too: more than this share of the words in sentences laying the lesson's terms over another world
+#: (:func:`.worlds.world_share`; genuine dev answers reach 0.47, the nonsense ones 0.52-1.0).
+WORLD_SHARE = 0.55
 
 
 def penalty_of(reason: str) -> float:
@@ -156,8 +161,13 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a) -> tuple[float, 
         own[f"off-topic: {share:.0%} of the words are in sentences about neither the model nor the lesson's "
             "picture (nonsense or another topic?)"] = PENALTY["off-topic"]
     mixed = topic.mixed_share(sentences)
+    world = worlds.world_share(sentences) if len(sentences) >= MIXED_MIN_SENTENCES else 0.0
     if len(sentences) >= MIXED_MIN_SENTENCES and mixed > MIXED_SHARE:
         own[f"nonsense?: {mixed:.0%} of the words are in sentences that mix the lesson's terms with unrelated "
             f"things ({', '.join(topic.mixed_words(sentences))})"] = PENALTY["nonsense"]
+    elif world > WORLD_SHARE:
+        own[f"nonsense?: {world:.0%} of the words are in sentences that mix the lesson's terms with unrelated "
+            f"things, mapping them onto another world ({', '.join(worlds.world_words(sentences))})"] = \
+            PENALTY["nonsense"]
     reasons = list(own)
     return confidence(list(a.needs_review) + reasons, own), reasons

@@ -1,0 +1,75 @@
+"""Nonsense written as a mapping onto another world (issue 11): the lesson's terms laid over a garden, a library
+or an orchestra ("the residual connections are the hoses looped around the beds", "each head of lettuce has its
+own query, key and value projections", "in our orchestra the residual stream is the corridor behind the stage").
+
+:func:`.topic.mixed_sentences` lets such sentences pass as the student's own analogy: a term set equal to a
+thing ("X is the Y") compares. An answer that only ever does that, and never says it compares, is another
+world explained with the lesson's words. A sentence is *foreign-world* (:func:`world_sentences`) when it
+
+- mixes the lesson's terms with two or more foreign nouns (:func:`.topic.mixed_sentences`), or
+- binds a lesson term to a foreign noun ("head of lettuce", "layer norm of carpet", "the head librarian",
+  :func:`.topic.misused`) and names a foreign noun (:func:`.topic.foreign_nouns`), or
+- sets a lesson term equal to a foreign noun ("the residual connections are **the hoses**", "the post-norm is
+  **the conductor**") with no word that says it compares (like, imagine, think of, analogy, ...).
+
+:func:`world_share` is the share of an answer's words in such sentences, for review routing only (a flag, no
+score change). No list of foreign words: foreign nouns are those that are no lesson, picture or general word.
+On tests/prose's dev split genuine answers reach 0.47 (exercise 1) and 0.40 (exercise 4); the nonsense ones
+0.52-1.0. The lesson's own picture (a team, a person is a head, the notes) is never foreign.
+"""
+from __future__ import annotations
+
+import re
+
+from . import topic
+from .read import words
+
+#: Words that say a sentence compares, so its foreign nouns are the student's picture, not another world.
+_EXPLICIT = re.compile(r"\b(?:like|as if|as though|just as|similar(?:ly)? to|resembl\w*|think of|imagine|"
+                       r"analog\w*|metaphor\w*|compar\w*|in the same way)\b")
+
+
+def mapped_onto(sentence: str) -> str:
+    """The foreign noun a lesson term is set equal to ("the residual connections are the hoses" -> "hoses"), or
+    "" when the sentence sets no term equal to a foreign thing."""
+    for m in topic._IS_A.finditer(sentence):
+        before = " ".join(sentence[:m.start()].split()[-3:])
+        if not (topic._STRONG.search(before) or topic._WEAK.search(before)):
+            continue
+        nouns = topic.foreign_nouns(sentence[m.start():])
+        if nouns:
+            return nouns[0]
+    return ""
+
+
+def world_sentences(norms: list[str]) -> list[str]:
+    """For each normalised sentence, why it lays the lesson's terms over another world: ``"mixed"``, ``"bound"``,
+    ``"mapped"``, or "" (see the module docstring)."""
+    out = []
+    for norm, mixed in zip(norms, topic.mixed_sentences(norms)):
+        nouns = topic.foreign_nouns(norm)
+        if mixed:
+            out.append("mixed")
+        elif nouns and topic.misused(norm, 0, len(norm)):
+            out.append("bound")
+        elif not _EXPLICIT.search(norm) and mapped_onto(norm):
+            out.append("mapped")
+        else:
+            out.append("")
+    return out
+
+
+def world_share(norms: list[str]) -> float:
+    """Share of the words (0-1) in foreign-world sentences (:func:`world_sentences`); 0 for an empty answer."""
+    total = sum(len(words(s)) for s in norms)
+    odd = sum(len(words(s)) for s, why in zip(norms, world_sentences(norms)) if why)
+    return odd / total if total else 0.0
+
+
+def world_words(norms: list[str], limit: int = 6) -> list[str]:
+    """The foreign nouns of an answer's foreign-world sentences, in order, without repeats, at most ``limit``."""
+    out: list[str] = []
+    for norm, why in zip(norms, world_sentences(norms)):
+        if why:
+            out += [n for n in topic.foreign_nouns(norm) if n not in out]
+    return out[:limit]

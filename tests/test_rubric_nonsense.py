@@ -1,0 +1,114 @@
+"""Nonsense written as a mapping onto another world (issue 11, grader/rubric/worlds.py): an answer that lays the
+lesson's terms over an aquarium or a train station gets the "nonsense?" review flag (a flag only: its score is
+the rules' own), while a genuine answer that uses the lesson's picture (a team reading a contract) or says it
+compares ("think of it like a post office") is not flagged."""
+import pytest
+from conftest import ROOT
+
+from grader import rubric
+from grader.rubric import worlds
+
+R1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
+R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
+N = rubric.normalise
+
+H1 = "## 1. Multi-head attention: a team reading one contract"
+H2 = "## 2. The transformer block around it"
+H3 = "## 3. Quick check: BERT vs GPT at the attention level"
+
+
+def ex1(a: str, b: str, c: str) -> str:
+    return f"{H1}\n\n{a}\n\n{H2}\n\n{b}\n\n{H3}\n\n{c}\n"
+
+
+def nonsense_flags(r, text):
+    return [x for x in rubric.evaluate(r, text).needs_review if x.startswith("nonsense?")]
+
+
+WORLDS1 = {
+    "aquarium": ex1(
+        "In the aquarium the heads of goldfish swim in parallel through the same tank. Each head of goldfish keeps "
+        "its own queries, keys and values: it queries the pebbles, keys into the gravel and values the bubbles. "
+        "One head of goldfish tracks the castle, another the plastic diver. Each head is d_model / h fins wide. "
+        "The output projection W_O is the glass lid that closes the tank.",
+        "The MLP is the filter pump that cleans each corner of the tank on its own. The residual connections are the "
+        "tubes that loop around the rocks, and the layer norm is the thermometer that keeps the water level.",
+        "BERT is the bidirectional snail that cleans both sides of the glass; GPT wears a causal mask of seaweed, so "
+        "it only sees the crumbs that already fell."),
+    "station": ex1(
+        "In our station the heads are the ticket offices of the platforms, which run in parallel over the same "
+        "timetable. The queries are the passengers' questions at the counter, the keys are the lockers of the "
+        "cloakroom and the values are the coins in the machine. The concatenation is the long train of carriages.",
+        "The residual stream is the underpass below the tracks, and the layer norm is the clock over the hall. "
+        "The blocks are the buildings of the station, stacked floor on floor above the tracks.",
+        "BERT is the porter who looks down both ends of the platform; GPT is the driver who only sees the rails "
+        "behind the engine."),
+}
+WORLDS4 = {
+    "harbour": "In our harbour the residual stream is the pier along the docks, an open path for the gradient of "
+               "the cranes. Without it every sailor carries the cargo, the ropes and the anchors alone, so the "
+               "harbour stays at the unigram level of the tide. The post-norm is the harbour master who comes "
+               "after the storm and puts a layer norm of fog in the gradient's way. The original harbour used a "
+               "warm-up: an hour of tugboats before the ferry.",
+}
+GENUINE1 = {
+    "team": ex1(
+        "Multi-head attention is like a team reading one contract. Each person is a head: every head has its own "
+        "query, key and value projections and reads the same tokens in parallel. One person tracks the dates, "
+        "another tracks which party a pronoun refers to. Each head works in d_model / h dimensions, so all the "
+        "heads together cost about as much as one full-width head. Merging the notes is the concatenation, and "
+        "W_O mixes the heads' outputs back into d_model.",
+        "Around attention the block has an MLP applied to each token on its own, residual connections that add "
+        "each sublayer's input to its output, and layer norm; the blocks are stacked, each refining the "
+        "representation of the one below.",
+        "BERT uses bidirectional attention with no mask; GPT uses a causal mask, so each token only attends to "
+        "the tokens before it."),
+    "post_office": ex1(
+        "Think of attention like a post office: the query is the address on a letter, the keys are the labels on "
+        "the boxes and the values are what is inside the boxes. Several heads run in parallel on the same tokens, "
+        "each with its own query, key and value projections, and each head learns a different relation. Each head "
+        "has d_model / h dimensions, so the heads together cost about what one full-width head costs. The heads' "
+        "outputs are concatenated and W_O projects them back to d_model.",
+        "The MLP transforms each position on its own; residual connections add the input of every sublayer to "
+        "its output, and layer norm keeps the activations at a steady scale. The blocks are stacked.",
+        "BERT attends in both directions; GPT masks the future tokens, so it is causal."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WORLDS1))
+def test_another_world_in_exercise_1_is_flagged_as_nonsense(name):
+    flags = nonsense_flags(R1, WORLDS1[name])
+    assert flags, name
+
+
+@pytest.mark.parametrize("name", sorted(WORLDS4))
+def test_another_world_in_exercise_4_is_flagged_as_nonsense(name):
+    assert nonsense_flags(R4, "## Explanation\n\n" + WORLDS4[name]), name
+
+
+@pytest.mark.parametrize("name", sorted(GENUINE1))
+def test_the_lessons_picture_and_a_said_comparison_are_not_flagged(name):
+    flags = rubric.evaluate(R1, GENUINE1[name]).needs_review
+    assert [x for x in flags if x.startswith(("nonsense?", "off-topic"))] == [], name
+
+
+def test_the_flag_does_not_change_the_score():
+    text = WORLDS1["station"]
+    a = rubric.evaluate(R1, text)
+    assert any(x.startswith("nonsense?") for x in a.needs_review)
+    assert a.total == rubric.evaluate(R1, text).total  # deterministic; the flag only lowers the confidence
+    assert a.confidence <= 0.4 + 1e-9
+
+
+@pytest.mark.parametrize("sentence, why", [
+    ("the residual connections are the hoses looped around the beds.", "mapped"),
+    ("the post-norm is the conductor who arrives after the applause.", "mapped"),
+    ("each head of goldfish keeps its own queries, keys and values.", "bound"),
+    ("each person is a head and merging the notes is the concatenation.", ""),
+    ("the residual connections are like the hoses in a garden.", ""),
+    ("the residual connection is the sum of the input and the sublayer's output.", ""),
+    ("w_o is the output projection that mixes the heads.", ""),
+    ("the layer norm is the normalisation of each token's vector.", ""),
+])
+def test_which_sentence_lays_the_terms_over_another_world(sentence, why):
+    assert worlds.world_sentences([N(sentence)]) == [why]
