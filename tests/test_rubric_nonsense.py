@@ -109,6 +109,9 @@ def test_the_flag_does_not_change_the_score():
     ("the residual connection is the sum of the input and the sublayer's output.", ""),
     ("w_o is the output projection that mixes the heads.", ""),
     ("the layer norm is the normalisation of each token's vector.", ""),
+    ("bert is our bidirectional roadie who watches the crowd; gpt only hears the past notes.", "mapped"),
+    ("gpt is a decoder: in \"the cat sat on the mat\" the token cat only attends to \"the\".", ""),
+    ("multi-head attention is one of the main ideas of the transformer.", ""),
 ])
 def test_which_sentence_lays_the_terms_over_another_world(sentence, why):
     assert worlds.world_sentences([N(sentence)]) == [why]
