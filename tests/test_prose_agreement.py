@@ -53,16 +53,8 @@ def test_agreement_on_the_test_split(graded):
     assert m["spearman"] >= 0.8 and m["qwk"] >= 0.8, m
 
 
-#: Known misses on a set that is never tuned on, measured when it was written (README of exercise 1): strict, so
-#: the test says so when the engine catches them.
-KNOWN_MISSES = {"heldout2": "both nonsense answers (the lesson's words in a kitchen and a substation) score 7.1/10 "
-                            "unflagged: 11 of 13 caught (issue 11)"}
-
-
-def test_adversarial_answers_are_low_or_flagged(graded, request):
+def test_adversarial_answers_are_low_or_flagged(graded):
     exercise, rows = graded
-    if exercise in KNOWN_MISSES:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[exercise]))
     adversarial = [r for r in rows if r.kind != "genuine"]
     caught = [r for r in adversarial if r.score <= ADVERSARIAL_MAX or r.flagged]
     assert len(caught) >= ADVERSARIAL_CAUGHT * len(adversarial), (len(caught), len(adversarial))
