@@ -12,6 +12,16 @@ from grader import exercises
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: The three headings of exercise 1's skeleton (exercises/exercise1/skeleton/answer.md).
+EX1_HEADINGS = ("## 1. Multi-head attention: a team reading one contract", "## 2. The transformer block around it",
+                "## 3. Quick check: BERT vs GPT at the attention level")
+
+
+def ex1_answer(a: str, b: str, c: str) -> str:
+    """An exercise-1 answer: the skeleton's three headings with ``a``, ``b``, ``c`` under them."""
+    h1, h2, h3 = EX1_HEADINGS
+    return f"{h1}\n\n{a}\n\n{h2}\n\n{b}\n\n{h3}\n\n{c}\n"
+
 
 def _session_grader(name: str):
     from grader import judge

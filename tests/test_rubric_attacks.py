@@ -3,7 +3,7 @@ sentences each rule must keep: exercise-1 answers that state the concepts and de
 (at most 3/10 or flagged for review), exercise-4 explanations that put the lesson's terms in sentences about
 kitchens and gardens (the same goal), and, next to every rule, a strong student's sentence with the same words."""
 import pytest
-from conftest import ROOT
+from conftest import ROOT, ex1_answer as ex1
 
 from grader import rubric
 from grader.rubric.assertions import stance_of
@@ -11,15 +11,6 @@ from grader.rubric.assertions import stance_of
 R1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
 R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
 N = rubric.normalise
-
-H1 = "## 1. Multi-head attention: a team reading one contract"
-H2 = "## 2. The transformer block around it"
-H3 = "## 3. Quick check: BERT vs GPT at the attention level"
-
-
-def ex1(a: str, b: str, c: str) -> str:
-    """An exercise-1 answer with the skeleton's three headings."""
-    return f"{H1}\n\n{a}\n\n{H2}\n\n{b}\n\n{H3}\n\n{c}\n"
 
 
 DENIALS = {

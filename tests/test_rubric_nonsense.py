@@ -3,7 +3,7 @@ lesson's terms over an aquarium or a train station gets the "nonsense?" review f
 the rules' own), while a genuine answer that uses the lesson's picture (a team reading a contract) or says it
 compares ("think of it like a post office") is not flagged."""
 import pytest
-from conftest import ROOT
+from conftest import ROOT, ex1_answer as ex1
 
 from grader import rubric
 from grader.rubric import worlds
@@ -11,14 +11,6 @@ from grader.rubric import worlds
 R1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
 R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
 N = rubric.normalise
-
-H1 = "## 1. Multi-head attention: a team reading one contract"
-H2 = "## 2. The transformer block around it"
-H3 = "## 3. Quick check: BERT vs GPT at the attention level"
-
-
-def ex1(a: str, b: str, c: str) -> str:
-    return f"{H1}\n\n{a}\n\n{H2}\n\n{b}\n\n{H3}\n\n{c}\n"
 
 
 def nonsense_flags(r, text):

@@ -210,9 +210,6 @@ FALSE_LABEL = re.compile(rf"^(?:{_LABEL}):\s*$")
 #: follows the colon (:func:`.assertions._frames`).
 FALSE_LABEL_INLINE = re.compile(rf"^(?:{_LABEL}):")
 
-
-
-
 #: A sentence that takes back what came before it ("None of that is true.", "Everything in this paragraph is wrong.",
 #: "I made all of this up.", "Everything I wrote above is false."): the whole sentence, nothing else in it.
 RETRACT = re.compile(
