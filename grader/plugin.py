@@ -54,6 +54,23 @@ class CheckFailure(AssertionError):
         self.details = details or {}
 
 
+def record(request, feedback: str = "", details: dict | None = None) -> None:
+    """Attach feedback and details to a *passing* check: pytest user properties of the test item, which
+    :class:`GradingPlugin` puts into its :class:`~grader.results.CheckResult` (a failure carries them in
+    :class:`CheckFailure`)."""
+    if feedback:
+        request.node.user_properties.append(("feedback", feedback))
+    if details:
+        request.node.user_properties.append(("details", details))
+
+
+def quote(text: str, limit: int = 300) -> str:
+    """A student's words in double quotes for feedback: whitespace runs made one space, at most ``limit``
+    characters (cut with an ellipsis)."""
+    text = " ".join(text.split())
+    return f'"{text if len(text) <= limit else text[:limit - 1] + "…"}"'
+
+
 class SubmissionProxy:
     """What tests see as ``submission``: ``submission.f(*args)`` runs ``f`` in the sandbox.
 

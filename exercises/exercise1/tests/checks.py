@@ -1,4 +1,4 @@
-"""Shared pieces of exercise 1's checks: the answer file, its form, and how passing checks carry feedback.
+"""Shared pieces of exercise 1's checks: the answer file and its form.
 
 Public (shipped with the bundle): nothing here knows the rubric. The numbers of the form (length,
 sentences, language) are the ``[answer]`` table of ``exercise.toml``, which the judge's rubric reads too;
@@ -32,15 +32,3 @@ def answer_text(submission) -> str:
 
 def template_text() -> str:
     return TEMPLATE.read_text(encoding="utf-8")
-
-
-def record(request, feedback: str, details: dict | None = None) -> None:
-    """Attach feedback (and details) to a *passing* check, as pytest user properties of the test item."""
-    request.node.user_properties.append(("feedback", feedback))
-    if details:
-        request.node.user_properties.append(("details", details))
-
-
-def quote(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return f'"{text if len(text) <= limit else text[:limit - 1] + "…"}"'

@@ -9,9 +9,10 @@ computed).
 """
 import pytest
 
-from exercises.exercise1.tests.checks import FILE_GATE, record
-from exercises.exercise1.tests.hidden.rubric_checks import RUBRIC, assess, concept_check, misconception_check
-from grader.plugin import CheckFailure
+from exercises.exercise1.tests.checks import FILE_GATE
+from exercises.exercise1.tests.hidden.rubric_checks import RUBRIC, STYLE, assess
+from grader.plugin import CheckFailure, record
+from grader.rubric.checks import all_checks
 
 
 @pytest.mark.check(points=0, depends=[FILE_GATE],
@@ -31,20 +32,4 @@ def test_answer_is_substantive(submission, request):
     record(request, f"{a.words} words" + "".join(f"; {n}" for n in a.notes) + ".", details)
 
 
-for _line in RUBRIC.lines:
-    globals()[f"test_{_line.id}"] = concept_check(_line)
-for _m in RUBRIC.misconceptions:
-    globals()[f"test_no_{_m.id}"] = misconception_check(_m)
-del _line, _m
-
-
-@pytest.mark.check(points=0, depends=[FILE_GATE],
-                   hint="Nothing to fix here: it only means that a person checks the automatic grade.")
-def test_grade_is_clear_cut(submission, request):
-    """The automatic grade is clear-cut (no person needs to read this answer)."""
-    a = assess(submission)
-    details = {"needs_review": list(a.needs_review), "total": a.total, "confidence": round(a.confidence, 3)}
-    if a.needs_review:
-        raise CheckFailure(f"A person will also read your answer (confidence of the automatic grade "
-                           f"{a.confidence:.2f}): " + "; ".join(a.needs_review) + ".", details=details)
-    record(request, f"Automatic total {a.total:g}/{a.max_total:g}, confidence {a.confidence:.2f}.", details)
+globals().update(all_checks(STYLE))

@@ -7,9 +7,8 @@ sandbox (exercise.toml has ``module = ""``).
 """
 import pytest
 
-from exercises.exercise1.tests.checks import (ANSWER, EXERCISE, FILE_GATE, SPEC, answer_path, answer_text, quote,
-                                              record, template_text)
-from grader.plugin import CheckFailure
+from exercises.exercise1.tests.checks import ANSWER, EXERCISE, FILE_GATE, SPEC, answer_path, answer_text, template_text
+from grader.plugin import CheckFailure, quote, record
 from grader.rubric import structure
 
 LO, HI = SPEC.suggested

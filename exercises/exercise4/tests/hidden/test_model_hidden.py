@@ -9,9 +9,9 @@ per concept and per misconception, tests/hidden/explanation.py), and whether a p
 """
 import pytest
 
-from exercises.exercise4.tests.checks import MODE_CHECKS, MODE_WORDS, check_block, record
-from exercises.exercise4.tests.hidden.explanation import RUBRIC, assess, concept_check, misconception_check
-from grader.plugin import CheckFailure
+from exercises.exercise4.tests.checks import MODE_CHECKS, MODE_WORDS, check_block
+from exercises.exercise4.tests.hidden.explanation import STYLE
+from grader.rubric.checks import all_checks
 
 # (B, T, d_model, n_heads, input scale): T never equals n_heads.
 SHAPES = [(1, 5, 48, 6, 1.7), (3, 1, 16, 2, 1.7), (2, 6, 20, 1, 1.7), (2, 9, 24, 12, 1.7), (2, 5, 32, 4, 100.0)]
@@ -43,20 +43,4 @@ for _mode in MODE_CHECKS:
 del _mode
 
 
-for _line in RUBRIC.lines:
-    globals()[f"test_explains_{_line.id}"] = concept_check(_line)
-for _m in RUBRIC.misconceptions:
-    globals()[f"test_no_{_m.id}"] = misconception_check(_m)
-del _line, _m
-
-
-@pytest.mark.check(points=0, depends=["test_report_file"],
-                   hint="Nothing to fix here: it only means that a person checks the automatic grade.")
-def test_explanation_grade_is_clear_cut(submission, request):
-    """The automatic grade of the explanation is clear-cut (no person needs to read it)."""
-    a = assess(submission)
-    details = {"needs_review": list(a.needs_review), "total": a.total, "confidence": round(a.confidence, 3)}
-    if a.needs_review:
-        raise CheckFailure(f"A person will also read your explanation (confidence of the automatic grade "
-                           f"{a.confidence:.2f}): " + "; ".join(a.needs_review) + ".", details=details)
-    record(request, f"Automatic total {a.total:g}/{a.max_total:g}, confidence {a.confidence:.2f}.", details)
+globals().update(all_checks(STYLE))
