@@ -35,6 +35,16 @@ WORLDS1 = {
         "The blocks are the buildings of the station, stacked floor on floor above the tracks.",
         "BERT is the porter who looks down both ends of the platform; GPT is the driver who only sees the rails "
         "behind the engine."),
+    # says that it maps ("are called the heads", "says each ... is a head"), then never leaves the other world
+    "hamsters": ex1(
+        "My brother keeps eight hamsters and says each hamster is a head. They run in parallel on the same wheel, "
+        "and each one has its own query, key and value in the cage. Because of that, one head chases the carrot and "
+        "another head chases the pronoun. Each head eats d_model / h seeds, so together they eat about what one "
+        "full-width head ate from the bowl. My brother concatenates their outputs, and W_O mixes them in the hutch.",
+        "Our MLP visits each token on its own with the same paw. Two residual connections run around the "
+        "sawdust, and a layer norm comes before each of them in the cage.",
+        "Our BERT sees both ends of the garden; GPT wears a causal mask, so it only looks at the seeds it already "
+        "ate."),
 }
 WORLDS4 = {
     "harbour": "In our harbour the residual stream is the pier along the docks, an open path for the gradient of "
@@ -64,6 +74,19 @@ GENUINE1 = {
         "The MLP transforms each position on its own; residual connections add the input of every sublayer to "
         "its output, and layer norm keeps the activations at a steady scale. The blocks are stacked.",
         "BERT attends in both directions; GPT masks the future tokens, so it is causal."),
+    # a picture of its own (not the lesson's), mapped, and the model also spoken of in sentences of its own
+    "garage": ex1(
+        "My picture is a garage where several mechanics inspect the same car at the same time. The mechanics are "
+        "the heads: the heads of a layer run in parallel over the same tokens. Each mechanic has a toolbox of "
+        "their own, as each head has its own query, key and value projections, so one head follows which noun a "
+        "pronoun refers to while another looks at the previous token. Each head works in d_model / h dimensions, so "
+        "all heads together cost about as much as one full-width head. The heads' outputs are concatenated and "
+        "the output projection W_O mixes them back to d_model, like the foreman who writes one report.",
+        "After attention the block applies an MLP to every token on its own, with the same weights at every "
+        "position. Residual connections add each sublayer's input to its output, and layer norm comes before "
+        "each sublayer. The blocks are stacked, each one refining the residual stream of the one below.",
+        "BERT attends to the tokens on both sides; GPT uses a causal mask, so a token only attends to the "
+        "tokens before it."),
 }
 
 
@@ -107,3 +130,23 @@ def test_the_flag_does_not_change_the_score():
 ])
 def test_which_sentence_lays_the_terms_over_another_world(sentence, why):
     assert worlds.world_sentences([N(sentence)]) == [why]
+
+
+def test_the_share_said_inside_another_world():
+    inside = [N("the hamster has its own query, key and value in the tunnels."),  # 12 words
+              N("the vet, w_o, mixes the heap of fur.")]  # 8 words
+    own = [N("each head has its own query, key and value projections."), N("w_o mixes the heads' outputs.")]  # 10, 5
+    off = [N("my brother keeps eight hamsters.")]  # no lesson term: counted neither way
+    assert worlds.entangled_share(inside + off) == (1.0, 2)
+    assert worlds.entangled_share(own + off) == (0.0, 2)
+    assert worlds.entangled_share(inside[:1] + own) == (pytest.approx(12 / (12 + 10 + 5)), 3)
+    assert worlds.entangled_share(off) == (0.0, 0)
+    assert worlds.entangled_words(inside + own + off) == ["hamster", "tunnels", "vet", "heap", "fur"]
+
+
+def test_a_said_mapping_that_never_leaves_the_other_world_is_flagged():
+    # each sentence names one foreign thing only (no "mixing") and the answer says it maps ("each hamster is a
+    # head"): only the share said inside the other world tells it from an analogy
+    flags = nonsense_flags(R1, WORLDS1["hamsters"])
+    assert len(flags) == 1 and "never of the model on its own" in flags[0]
+    assert "cage" in flags[0]

@@ -16,7 +16,9 @@ off-topic          0.6      over 30 % of the words in sentences on neither the m
 nonsense           0.6      over 45 % of the words in sentences mixing the lesson's terms with two or more
                             unrelated nouns ("the residual of the soup", .topic.mixed_share), or over 55 %
                             in sentences laying the lesson's terms over another world ("the residual
-                            connections are the hoses", "head of lettuce", .worlds.world_share)
+                            connections are the hoses", "head of lettuce", .worlds.world_share), or over 80 %
+                            of the words that use the lesson's terms in sentences that also name a foreign
+                            thing (.worlds.entangled_share)
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
 error named        0.5      a misconception (or a 0-point named error) found on a question that earns nothing
@@ -60,6 +62,10 @@ MIXED_MIN_SENTENCES = 2
 #: Nonsense too: more than this share of the words in sentences laying the lesson's terms over another world
 #: (:func:`.worlds.world_share`; genuine dev answers reach 0.46, the nonsense ones 0.52-1.0).
 WORLD_SHARE = 0.55
+#: Nonsense too: more than this share of the words of the term sentences (at least ENTANGLED_MIN_SENTENCES of them)
+#: in sentences that also name a foreign thing (:func:`.worlds.entangled_share`; genuine dev answers reach 0.73).
+ENTANGLED_SHARE = 0.8
+ENTANGLED_MIN_SENTENCES = 3
 
 
 def penalty_of(reason: str) -> float:
@@ -169,5 +175,11 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a) -> tuple[float, 
         own[f"nonsense?: {world:.0%} of the words are in sentences that mix the lesson's terms with unrelated "
             f"things, mapping them onto another world ({', '.join(worlds.world_words(sentences))})"] = \
             PENALTY["nonsense"]
+    else:
+        entangled, n_terms = worlds.entangled_share([u.norm for u in units_])
+        if n_terms >= ENTANGLED_MIN_SENTENCES and entangled > ENTANGLED_SHARE:
+            own[f"nonsense?: {entangled:.0%} of what the answer says with the lesson's terms is said in sentences "
+                f"about other things ({', '.join(worlds.entangled_words([u.norm for u in units_]))}), never of "
+                "the model on its own"] = PENALTY["nonsense"]
     reasons = list(own)
     return confidence(list(a.needs_review) + reasons, own), reasons

@@ -13,7 +13,13 @@ world explained with the lesson's words. A sentence is *foreign-world* (:func:`w
   **the conductor**") with no word that says it compares (like, imagine, think of, analogy, ...).
 
 :func:`world_share` is the share of an answer's words in such sentences, for review routing only (a flag, no
-score change). No list of foreign words: foreign nouns are those that are no lesson, picture or general word.
+score change).
+
+An answer can also say that it maps ("the eight kittens are called the heads", "Mum says each shopper is a head")
+and then never leave the other world: "each kitten has its own Query", "the MLP, the blender that mashes every
+token". A genuine analogy also speaks of the model in sentences of its own ("a head likewise has its own query,
+key and value matrices"). :func:`entangled_share` is the share of the words of the sentences that use the
+lesson's terms that are in sentences also naming a foreign noun, whatever they say about comparing. No list of foreign words: foreign nouns are those that are no lesson, picture or general word.
 On tests/prose's dev split genuine answers reach 0.46 (exercise 1) and 0.27 (exercise 4); the nonsense ones
 0.52-1.0 (0.65 and more but for one already flagged off-topic). The lesson's own picture (a team, a person is a head, the notes) is never foreign.
 """
@@ -76,5 +82,38 @@ def world_words(norms: list[str], limit: int = 6) -> list[str]:
     out: list[str] = []
     for norm, why in zip(norms, world_sentences(norms)):
         if why:
+            out += [n for n in topic.foreign_nouns(norm) if n not in out]
+    return out[:limit]
+
+
+def entangled_share(norms: list[str]) -> tuple[float, int]:
+    """How much of what an answer says with the lesson's terms it says inside another world.
+
+    Args:
+        norms: the normalised sentences of an answer (every unit, prose or not).
+
+    Returns:
+        (the share, 0-1, of the words of the sentences that use a lesson term (:data:`.topic._STRONG` or
+        :data:`.topic._WEAK`, any sense) that are in sentences also naming a foreign noun
+        (:func:`.topic.foreign_nouns`); the number of such term sentences). (0.0, 0) when no sentence uses a term.
+        On tests/prose's dev split genuine answers reach 0.73 (exercise 1, a factory analogy) and 0.62
+        (exercise 4); nonsense is at 0.84-1.0 but for three of 24 (0.56-0.63).
+    """
+    total = odd = n = 0
+    for norm in norms:
+        if not (topic._STRONG.search(norm) or topic._WEAK.search(norm)):
+            continue
+        size = len(words(norm))
+        total, n = total + size, n + 1
+        if topic.foreign_nouns(norm):
+            odd += size
+    return (odd / total if total else 0.0), n
+
+
+def entangled_words(norms: list[str], limit: int = 6) -> list[str]:
+    """The foreign nouns of the term sentences that :func:`entangled_share` counts, in order, without repeats."""
+    out: list[str] = []
+    for norm in norms:
+        if topic._STRONG.search(norm) or topic._WEAK.search(norm):
             out += [n for n in topic.foreign_nouns(norm) if n not in out]
     return out[:limit]
