@@ -150,3 +150,18 @@ def test_a_said_mapping_that_never_leaves_the_other_world_is_flagged():
     flags = nonsense_flags(R1, WORLDS1["hamsters"])
     assert len(flags) == 1 and "never of the model on its own" in flags[0]
     assert "cage" in flags[0]
+
+
+@pytest.mark.parametrize("sentence, verbs", [
+    ("the mlp poaches each token on its own.", ["poaches"]),
+    ("each head caulks its own query, key and value.", ["caulks"]),
+    ("the outputs are then braised together by w_o.", ["braised"]),
+    ("blocks are moored on top of one another.", ["moored"]),
+    # verbs of the lesson and of explanations, with a prefix or made from a lesson word
+    ("the mlp refines each token and layer norm rescales the stream.", []),
+    ("bert is pretrained on masked tokens; the text is tokenized into words.", []),
+    ("the heads' outputs are glued together and w_o mixes them.", []),
+    ("attention is computed 3 times in parallel.", []),
+])
+def test_verbs_from_another_world(sentence, verbs):
+    assert worlds.foreign_verbs(N(sentence)) == verbs

@@ -19,7 +19,8 @@ An answer can also say that it maps ("the eight kittens are called the heads", "
 and then never leave the other world: "each kitten has its own Query", "the MLP, the blender that mashes every
 token". A genuine analogy also speaks of the model in sentences of its own ("a head likewise has its own query,
 key and value matrices"). :func:`entangled_share` is the share of the words of the sentences that use the
-lesson's terms that are in sentences also naming a foreign noun, whatever they say about comparing. No list of foreign words: foreign nouns are those that are no lesson, picture or general word.
+lesson's terms that are in sentences also naming a foreign noun or verb (:func:`foreign_verbs`: "the MLP
+*poaches* each token", "each head *caulks* its own query"), whatever they say about comparing. No list of foreign words: foreign nouns are those that are no lesson, picture or general word.
 On tests/prose's dev split genuine answers reach 0.46 (exercise 1) and 0.27 (exercise 4); the nonsense ones
 0.52-1.0 (0.65 and more but for one already flagged off-topic). The lesson's own picture (a team, a person is a head, the notes) is never foreign.
 """
@@ -27,8 +28,8 @@ from __future__ import annotations
 
 import re
 
-from . import topic
-from .read import words
+from . import sentences, topic
+from .read import FUNCTION_WORDS, words
 
 #: Words that say a sentence compares, so its foreign nouns are the student's picture, not another world.
 _EXPLICIT = re.compile(r"\b(?:like|as if|as though|just as|similar(?:ly)? to|resembl\w*|think of|imagine|"
@@ -86,6 +87,82 @@ def world_words(norms: list[str], limit: int = 6) -> list[str]:
     return out[:limit]
 
 
+def foreign_verbs(sentence: str) -> list[str]:
+    """Verbs of a normalised sentence that are no verb of the lesson or of explanations
+    (:data:`.sentences.VERB_BASES`, :data:`GENERAL_VERBS`), nor a domain, general or abstract word: a word in a verb's place, that is an
+    -s or -ed form after a subject (a domain word or a pronoun, adverbs skipped) before an object or a
+    preposition ("the mlp *poaches* each token", "layer norm *kneads* the stream"), or an -ed form after an
+    auxiliary ("the outputs are *braised* together"). In order, with repeats."""
+    tokens = sentences._TOKEN.findall(sentence)
+    out = []
+    for i, tok in enumerate(tokens):
+        if len(tok) < 4 or not tok.isalpha() or any(_known(w) for w in _stems(tok)):
+            continue
+        j = i - 1
+        while j >= 0 and (tokens[j] in sentences._ADVERBS or tokens[j].endswith("ly")):
+            j -= 1
+        before = tokens[j] if j >= 0 else ""
+        after = tokens[i + 1] if i + 1 < len(tokens) else "."
+        if before in sentences.AUXILIARIES:
+            if tok.endswith("ed"):
+                out.append(tok)
+        elif (before in sentences.SUBJECT_PRONOUNS or (topic._is_domain_word(before) and before not in FUNCTION_WORDS)) \
+                and re.search(r"[^su]s$|ed$", tok) and (after in sentences.OBJECT_STARTS or after in topic._PREPOSITIONS):
+            out.append(tok)
+    return out
+
+
+#: General verbs of explanations, base forms (besides the lesson's, :data:`.sentences.VERB_BASES`): never a verb
+#: from another world. Not used by the verb test of :mod:`.sentences`, where many are as often nouns (mask, test).
+GENERAL_VERBS = frozenset("""
+accept achieve adjust affect agree aim amplify appear argue arise assign assume attach base become behave
+believe blur boost catch cause claim clarify collapse complete conflict confuse consolidate construct continue
+cover damage deal degrade deliver demonstrate deserve destroy develop dilute diminish discover distinguish
+distribute dominate drive emphasise emphasize encourage enter establish estimate evaluate exchange execute expand
+expect explore expose extend extract fail fall feel fill fix flatten focus format gain glue grab guarantee guess
+hand handle highlight hope identify illustrate indicate influence inform initialise initialize inject insert
+inspect introduce invent isolate justify label land last leave lift limit live manage mark match mirror mislead
+mask modify motivate name notice offer open organise organize own place point prepare present preserve promise
+propagate propose prove prune publish raise realise realize recall recognise recognize reconcile record recover
+refine reflect remix remove replace report rescue reset resolve respond restore result retain reveal rise save
+scan scramble search settle shape simplify slip solve sound speak spend spot spread squeeze strengthen stretch
+struggle succeed suffer suggest supply support survive swap switch teach test throw tie trace translate transpose
+treat trust tune tweak unify verify wait warn weaken win wish wonder worry yield zoom
+""".split())
+_PREFIX = re.compile(r"^(?:pre|re|un|over|under|sub|de|mis|out|up|co|inter|multi|self)-?(?=\w{3})")
+_MAKE_VERB = re.compile(r"(?<=\w{3})(?:is|iz)e?$")
+
+
+def _stems(word: str) -> list[str]:
+    """``word`` and what it may be an -s or -ed form of ("braised": braise, brais; "tacks": tack)."""
+    forms = [word]
+    if word.endswith("ed"):
+        forms += [word[:-1], word[:-2], word[:-3]]
+    elif word.endswith("s"):
+        forms += [word[:-1], word[:-2]]
+    out = list(forms)
+    for w in forms:  # "pretrained", "recomputes", "tokenized": a prefix or -ise/-ize on a known word
+        bare = _PREFIX.sub("", w)
+        out += [bare, _MAKE_VERB.sub("", bare)]
+    return out
+
+
+def _known(word: str) -> bool:
+    """A word of the lesson or of explanations: a function, domain, general or abstract word, an adverb, or a verb
+    of :data:`.sentences.VERB_BASES` or :data:`GENERAL_VERBS` (adjective endings do not count here: "braised" is no adjective)."""
+    return (word in FUNCTION_WORDS or sentences.verb_kind(word)[0] is not None or word in GENERAL_VERBS
+            or topic._is_domain_word(word)
+            or word in topic._GENERIC or word in topic._ADJECTIVES or bool(topic._ABSTRACT.search(word))
+            or word.endswith(("ly", "wards")))
+
+
+def _entangled(norm: str) -> list[str]:
+    """The foreign nouns and verbs of a sentence that uses a lesson term (any sense); [] for any other."""
+    if not (topic._STRONG.search(norm) or topic._WEAK.search(norm)):
+        return []
+    return topic.foreign_nouns(norm) + foreign_verbs(norm)
+
+
 def entangled_share(norms: list[str]) -> tuple[float, int]:
     """How much of what an answer says with the lesson's terms it says inside another world.
 
@@ -95,9 +172,9 @@ def entangled_share(norms: list[str]) -> tuple[float, int]:
     Returns:
         (the share, 0-1, of the words of the sentences that use a lesson term (:data:`.topic._STRONG` or
         :data:`.topic._WEAK`, any sense) that are in sentences also naming a foreign noun
-        (:func:`.topic.foreign_nouns`); the number of such term sentences). (0.0, 0) when no sentence uses a term.
-        On tests/prose's dev split genuine answers reach 0.73 (exercise 1, a factory analogy) and 0.62
-        (exercise 4); nonsense is at 0.84-1.0 but for three of 24 (0.56-0.63).
+        (:func:`.topic.foreign_nouns`) or verb (:func:`foreign_verbs`); the number of such term sentences).
+        (0.0, 0) when no sentence uses a term. On tests/prose's dev split genuine answers reach 0.73 (exercise 1,
+        a factory analogy) and 0.62 (exercise 4); nonsense is at 0.84-1.0 but for two of 24 (0.56, 0.60).
     """
     total = odd = n = 0
     for norm in norms:
@@ -105,7 +182,7 @@ def entangled_share(norms: list[str]) -> tuple[float, int]:
             continue
         size = len(words(norm))
         total, n = total + size, n + 1
-        if topic.foreign_nouns(norm):
+        if _entangled(norm):
             odd += size
     return (odd / total if total else 0.0), n
 
@@ -114,6 +191,5 @@ def entangled_words(norms: list[str], limit: int = 6) -> list[str]:
     """The foreign nouns of the term sentences that :func:`entangled_share` counts, in order, without repeats."""
     out: list[str] = []
     for norm in norms:
-        if topic._STRONG.search(norm) or topic._WEAK.search(norm):
-            out += [n for n in topic.foreign_nouns(norm) if n not in out]
+        out += [w for w in _entangled(norm) if w not in out]
     return out[:limit]
