@@ -243,6 +243,19 @@ def test_a_concept_earned_and_denied_elsewhere_is_contradictory():
     assert not [r for r in _assess(SOLUTION).needs_review if r.startswith("contradiction")]
 
 
+@pytest.mark.parametrize("sentence", [
+    # the negation is of another piece than the predicate: the heads are said to run in parallel
+    "In practice the code does not loop over the heads: it reshapes the tensors once, so the heads really are "
+    "parallel.",
+    # about the model without a part, or the other way: a contrapositive, not a denial
+    "Models put a layer norm before each sublayer, since otherwise the stream would never be normalised.",
+    "In a no-residual stack the heads do not run in parallel with a shortcut either.",
+])
+def test_a_sentence_that_only_seems_to_deny_an_earned_concept_is_no_contradiction(sentence):
+    text = SOLUTION.replace("## 3.", f"{sentence}\n\n## 3.", 1)
+    assert not [r for r in _assess(text).needs_review if r.startswith("contradiction")], sentence
+
+
 def test_an_off_topic_answer_is_routed_to_a_person():
     a = _assess((ANSWERS / "off_topic_cnn" / "answer.md").read_text(encoding="utf-8"))
     assert [r for r in a.needs_review if r.startswith("off-topic: ")] and a.confidence == pytest.approx(0.4)

@@ -290,8 +290,10 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False) -> Hit | Non
 
     Args:
         denied: look for the opposite: the first place where ``ev`` matches in the lesson's sense but is
-            *not* asserted (denied, doubted, asked, ...), e.g. "the heads do not run in parallel"; the
-            review step uses it to find a concept earned in one sentence and denied in another.
+            *not* asserted (denied, doubted, asked, ...), e.g. "the heads do not run in parallel", where the
+            last piece (the predicate) is not asserted (in "it does not loop over the heads, so the heads run in
+            parallel" it is). The review step
+            uses it to find a concept earned in one sentence and denied in another.
     """
     index = {id(u): i for i, u in enumerate(units_)}
     retractions = retracted(units_)
@@ -314,9 +316,13 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False) -> Hit | Non
                    for p in ev.unless_near for m in p.finditer(text[start:end])):
                 continue
             owned = _owner(ev, text, combo)
-            said = asserted(found, list(combo), owned=owned) and not _denied_around(ev, text, found, combo, owned)
+            around = _denied_around(ev, text, found, combo, owned)
+            said = asserted(found, list(combo), owned=owned) and not around
             if said == denied:
                 continue
+            if denied and not around and asserted(found, [max(combo, key=lambda span: span[1])], owned=owned):
+                continue  # a denial denies the last piece, the predicate: not "doesn't loop over the heads: ... the
+                # heads are parallel"
             if not _in_domain(scope, norms, combo, units_, index):
                 continue
             if ev.about is not None:

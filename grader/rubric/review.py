@@ -90,9 +90,12 @@ def _spec(rubric_path: Path) -> AnswerSpec | None:
 
 
 #: A sentence about the model *without* a part ("without residuals, the gradient can not reach the first
-#: block") states a concept's contrapositive, not its denial: it is no contradiction.
-_COUNTERFACTUAL = re.compile(r"\b(?:without|if|unless|remov\w*|drop\w*|delet\w*|absence|no (?:residual|skip|shortcut|"
-                             r"identity|norm|layer norm|mask)\w*)\b")
+#: block", "otherwise the output would never be normalised", "in a plain stack ...") or about the other placement
+#: ("post-norm: the gradient's path is not direct anymore") states a concept's contrapositive, not its denial: it
+#: is no contradiction.
+_COUNTERFACTUAL = re.compile(r"\b(?:without|if|unless|otherwise|remov\w*|drop\w*|delet\w*|absence|post-?norm|"
+                             r"plain (?:stack|network|deep)|no[- ](?:residual|skip|shortcut|identity|norm|layer norm|"
+                             r"mask)\w*)\b")
 
 
 #: Negations that only say something is absent ("there is no clean path", "without a mask"): said of another
