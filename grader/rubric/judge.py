@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from .concepts import Hit, find
 from .copying import Passage, judge_copy
+from .pictures import matching_units
 from .spec import Rubric
 from .read import blocks, function_share, words
 from .review import route
@@ -89,12 +90,13 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     read_words = sum(len(words(u.norm)) for u in units_)  # at most max_words: what was read
     prose_share = sum(len(words(u.norm)) for u in units_ if u.prose) / read_words if read_words else 0.0
 
+    matched = matching_units(units_)  # a picture of the student's own read as the heads it stands for
     lines: dict[str, LineResult] = {}
     for line in rubric.lines:
         found: dict[str, Hit] = {}
         for ev in line.evidence:
             if ev.part not in found:
-                hit = find(ev, units_)
+                hit = find(ev, matched)
                 if hit:
                     found[ev.part] = hit
         missing = [p for p in line.parts if p not in found]
@@ -105,7 +107,7 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     earned_questions = {x.question for x in rubric.lines if lines[x.id].earned}
     misconceptions = {}
     for m in rubric.misconceptions:
-        hit = next((h for h in (find(ev, units_) for ev in m.evidence) if h), None)
+        hit = next((h for h in (find(ev, matched) for ev in m.evidence) if h), None)
         misconceptions[m.id] = MisconceptionResult(m.id, m.points, applies=m.question in earned_questions,
                                                    found=hit is not None, quote=hit.quote if hit else "")
         for line_id in m.loses if hit else ():  # a confident error loses the concept it contradicts
@@ -183,7 +185,7 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     if abs(total - rubric.pass_mark) <= rubric.review_band and n_words:
         review.append(f"borderline total {total:g}/{rubric.max_total:g}: within {rubric.review_band:g} of the "
                       f"pass mark {rubric.pass_mark:g}")
-    assessment.confidence, more = route(rubric, markdown, units_, assessment)  # confidence and review
+    assessment.confidence, more = route(rubric, markdown, units_, assessment, matched)  # confidence and review
     review.extend(more)
     assessment.seconds = time.perf_counter() - started
     return assessment

@@ -62,10 +62,6 @@ MIXED_MIN_SENTENCES = 2
 #: Nonsense too: more than this share of the words in sentences laying the lesson's terms over another world
 #: (:func:`.worlds.world_share`; genuine dev answers reach 0.46, the nonsense ones 0.52-1.0).
 WORLD_SHARE = 0.55
-#: Nonsense too: more than this share of the words of the term sentences (at least ENTANGLED_MIN_SENTENCES of them)
-#: in sentences that also name a foreign thing (:func:`.worlds.entangled_share`; genuine dev answers reach 0.73).
-ENTANGLED_SHARE = 0.8
-ENTANGLED_MIN_SENTENCES = 3
 
 
 def penalty_of(reason: str) -> float:
@@ -135,16 +131,20 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
     return out
 
 
-def route(rubric: Rubric, markdown: str, units_: list[Unit], a) -> tuple[float, list[str]]:
+def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Unit] | None = None
+          ) -> tuple[float, list[str]]:
     """The reasons this step adds for assessment ``a`` (an :class:`~.judge.Assessment` with lines,
     misconceptions, words and total filled), and the confidence over all of ``a.needs_review`` plus them.
+    ``matched``: the units the concepts were matched in (:func:`.pictures.matching_units`; ``units_`` when None),
+    where denials are looked for and the off-topic share is measured too (a sentence of the student's own picture is
+    about the heads); the nonsense measures read the student's own words (``units_``).
 
     Returns:
         (confidence in [0, 1], the new reasons, to append to ``a.needs_review``).
     """
     own: dict[str, float] = {}
     earned = {k: r.quotes for k, r in a.lines.items() if r.earned}
-    for line_id, sentence in denied_lines(rubric, units_, earned).items():
+    for line_id, sentence in denied_lines(rubric, matched or units_, earned).items():
         own[f"contradiction: '{line_id}' is earned, but another sentence denies it: \"{sentence}\""] = \
             PENALTY["contradiction"]
     questions = {x.id: x.question for x in rubric.lines}
@@ -165,7 +165,7 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a) -> tuple[float, 
             own[f"other language: paragraph{'s' if len(foreign) > 1 else ''} {where} not in English"] = \
                 PENALTY["other language"]
     sentences = [u.norm for u in units_ if u.prose]
-    share = topic.off_topic_share(sentences)
+    share = topic.off_topic_share([u.norm for u in (matched or units_) if u.prose])  # the student's picture is on it
     if len(sentences) >= OFF_TOPIC_MIN_SENTENCES and share > OFF_TOPIC_SHARE:
         own[f"off-topic: {share:.0%} of the words are in sentences about neither the model nor the lesson's "
             "picture (nonsense or another topic?)"] = PENALTY["off-topic"]
@@ -180,7 +180,7 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a) -> tuple[float, 
             PENALTY["nonsense"]
     else:
         entangled, n_terms = worlds.entangled_share([u.norm for u in units_])
-        if n_terms >= ENTANGLED_MIN_SENTENCES and entangled > ENTANGLED_SHARE:
+        if worlds.inside_another_world(entangled, n_terms):
             own[f"nonsense?: {entangled:.0%} of what the answer says with the lesson's terms is said in sentences "
                 f"about other things ({', '.join(worlds.entangled_words([u.norm for u in units_]))}), never of "
                 "the model on its own"] = PENALTY["nonsense"]

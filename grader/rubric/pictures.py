@@ -1,0 +1,132 @@
+"""Part of step 4, concepts: a picture of the student's own, read as the heads it stands for.
+
+The lesson explains multi-head attention with a team reading one contract, and the rubric knows that picture's
+words (a person, a reviewer, the notes). A student may explain with a picture of their own and say so once:
+"think of the heads as chefs in one kitchen", "each head is like a reporter", "the musicians are the heads".
+From then on the student's sentences speak of the heads in that picture's words: "all the chefs work at the same
+time on the same order", "one reporter follows which noun 'it' refers to". A teacher reads them as sentences
+about the heads; so does the rubric, through :func:`read_as_heads`, which gives the matching step each such
+sentence with the picture's noun replaced by "head" / "heads", and the sentence that states the mapping with it
+replaced by the lesson picture's "person" (the text shown to people is unchanged).
+
+Only a stated mapping counts (:func:`own_picture`): a noun set equal to the heads by "think of / imagine / picture
+the heads as X", "each head is (like) a X", "the heads are (like) the X", "the X are (like) the heads", "X = head".
+The noun must be no word of the lesson (no domain or general word: "the heads are the *parts* that ...", "each
+head is a *function*" map nothing). An answer that never speaks of the model in sentences of its own
+(:func:`.worlds.entangled_share` over its threshold: nonsense that says "the kittens are called the heads")
+keeps its words as they are.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from . import topic, worlds
+from .sentences import Unit
+
+_DET = r"(?:(?:a|an|the|our|my|your|some|several|many|different|separate|individual|little|small|one)\s+)"
+_HEAD = r"(?:(?:each|every|a|one|the|all the|these|several|multiple)\s+)?(?:attention\s+)?heads?"
+_NOUN = r"(?P<noun>[a-z][a-z'-]{2,})"
+#: The mappings that say a noun stands for the heads (a determiner or "like" before the noun, but after "as").
+_MAPPINGS = [re.compile(p) for p in (
+    rf"\b(?:think of|imagine|picture|see|treat|view)\s+{_HEAD}\s+as\s+(?:being\s+)?(?:like\s+)?{_DET}*(?:\w+\s+)?"
+    rf"{_NOUN}",
+    rf"\b{_HEAD}\s+(?:is|are|act as|acts as|work as|works as|behave like|behaves like)\s+(?:just\s+|basically\s+|"
+    rf"kind of\s+|sort of\s+)?(?:like\s+{_DET}*|{_DET}+)(?:\w+\s+)?{_NOUN}",
+    rf"\b(?:the|our|my|your|these|those)\s+(?:\w+\s+)?{_NOUN}\s+(?:are|is|=|stand for|stands for|play|plays)\s+"
+    rf"(?:like\s+)?(?:the\s+role\s+of\s+)?(?:the\s+|a\s+|each\s+)?(?:attention\s+)?heads?\b",
+    rf"\b{_NOUN}\s*=\s*{_HEAD}\b",
+)]
+#: Words after the noun that show it is no noun of a picture ("a head is one of ...", "the heads are the same").
+_NOT_A_PICTURE = frozenset("one part parts way ways kind sort set group number piece pieces thing things same "
+                           "reason key keys point idea".split())
+
+
+def _forms(noun: str) -> tuple[str, str]:
+    """(singular, plural) of a noun as English usually spells them ("chef": chef, chefs; "committee": ...)."""
+    if noun.endswith("ies") and len(noun) > 4:
+        return noun[:-3] + "y", noun
+    if noun.endswith(("ches", "shes", "sses", "xes")):
+        return noun[:-2], noun
+    if noun.endswith("s") and not noun.endswith("ss"):
+        return noun[:-1], noun
+    if re.search(r"[^aeiou]y$", noun):
+        return noun, noun[:-1] + "ies"
+    if noun.endswith(("ch", "sh", "ss", "x")):
+        return noun, noun + "es"
+    return noun, noun + "s"
+
+
+#: A group whose members are the picture ("a *squad* of detectives", "a *team* of chefs"): the members count.
+_MEMBERS = re.compile(r"\s+of\s+(?:(?:the|a|an|its|their|our|my|\w+ing)\s+)?([a-z][a-z'-]{2,})")
+_GROUPS = frozenset("squad team group crew panel bunch set band gang staff troop committee room pack board".split())
+
+
+def _noun_elsewhere(forms: tuple[str, str], norms: list[str]) -> bool:
+    """Whether the answer uses the plural of ``forms`` ("detectives"): adjectives have none ("differents")."""
+    pattern = re.compile(rf"\b{re.escape(forms[1])}\b")
+    return any(pattern.search(n) for n in norms)
+
+
+def _states(norm: str, forms: tuple[str, str]) -> bool:
+    """Whether a sentence sets the picture's noun equal to a head, either way round ("so a detective is a head",
+    "think of the heads as a squad of detectives"): it earns the mapping as written."""
+    noun = rf"\b(?:{re.escape(forms[0])}|{re.escape(forms[1])})\b"
+    link = r"\W+(?:\w+\W+){0,4}?(?:is|are|=|as|like|stands? for|plays?|means?)\W+(?:\w+\W+){0,4}?"
+    return bool(re.search(noun + link + r"heads?\b", norm) or re.search(r"\bheads?\b" + link + noun, norm))
+
+
+def _mapping(norm: str, norms: list[str] = ()) -> tuple[str, str] | None:
+    """The noun (singular, plural) a sentence maps onto the heads, or None. A noun spelled like an adjective
+    ("detective", "servant") counts when the answer also uses it as a noun (``norms``: its sentences)."""
+    for pattern in _MAPPINGS:
+        for m in pattern.finditer(norm):
+            noun = m.group("noun")
+            members = _MEMBERS.match(norm, m.end("noun"))
+            if noun in _GROUPS and members:
+                noun = members.group(1)
+            forms = _forms(noun)
+            if any(w in _NOT_A_PICTURE or w in topic._ADJECTIVES or topic._is_domain_word(w)
+                   or topic._ABSTRACT.search(w) for w in (noun, forms[0])):
+                continue
+            if any(topic._general(w) for w in (noun, forms[0])) and not _noun_elsewhere(forms, norms):
+                continue
+            return forms
+    return None
+
+
+def own_picture(norms: list[str]) -> tuple[str, str] | None:
+    """The noun (singular, plural) an answer maps onto the heads, or None.
+
+    Args:
+        norms: the normalised sentences of the answer, in order; the first mapping found counts.
+    """
+    return next((p for p in (_mapping(n, norms) for n in norms) if p), None)
+
+
+def read_as_heads(units_: list[Unit], picture: tuple[str, str] | None) -> list[Unit]:
+    """``units_`` with the picture's noun read as "head" / "heads" in the matched text (``norm``), or as "person" /
+    "persons" in a sentence that states the mapping ("so a detective is a head": the student's picture stands for
+    the lesson's, and earns its mapping as the lesson's would); a unit without the noun is returned as it is.
+    "head chef" and the like keep their noun (the head of the picture is another part)."""
+    if picture is None:
+        return units_
+    singular, plural = picture
+    pattern = re.compile(rf"(?<!\bhead )\b(?:({re.escape(plural)})|({re.escape(singular)}))\b(?!-)")
+    out = []
+    for u in units_:
+        if _states(u.norm, picture):  # the mapping: the picture's noun is read as the lesson's picture, a person
+            norm = pattern.sub(lambda m: "persons" if m.group(1) else "person", u.norm)
+        else:
+            norm = pattern.sub(lambda m: "heads" if m.group(1) else "head", u.norm)
+        out.append(u if norm == u.norm else replace(u, norm=norm))
+    return out
+
+
+def matching_units(units_: list[Unit]) -> list[Unit]:
+    """The units the concepts and misconceptions are matched in: :func:`read_as_heads` with the answer's
+    :func:`own_picture`, unless the answer says everything inside another world (:func:`.worlds.entangled_share`)."""
+    norms = [u.norm for u in units_]
+    if worlds.inside_another_world(*worlds.entangled_share(norms)):
+        return units_
+    return read_as_heads(units_, own_picture(norms))

@@ -1,0 +1,81 @@
+"""A picture of the student's own (grader/rubric/pictures.py): once an answer says "think of the heads as chefs",
+its sentences about the chefs are read as sentences about the heads, as a teacher reads them; a noun of the
+lesson, a general word or nonsense that never speaks of the model keeps its words."""
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, ex1_answer as ex1
+
+from grader import rubric
+from grader.rubric import pictures
+from grader.rubric.read import blocks
+from grader.rubric.sentences import units
+
+R1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
+N = rubric.normalise
+
+
+@pytest.mark.parametrize("sentence, picture", [
+    ("Think of the heads as chefs in one kitchen.", ("chef", "chefs")),
+    ("Each head is like a reporter on the news desk.", ("reporter", "reporters")),
+    ("In my picture the musicians are the heads.", ("musician", "musicians")),
+    ("Imagine the heads as little spotlights on a stage.", ("spotlight", "spotlights")),
+    ("The heads are like eyes.", ("eye", "eyes")),
+    ("Detective = head, the case file = the tokens.", None),  # a word the lesson's picture has already
+    ("The heads are the parts that attend.", None),
+    ("Each head is a small attention mechanism.", None),
+    ("Each head is a separate linear projection.", None),
+    ("What matters is the heads.", None),
+    ("The heads are then concatenated.", None),
+    ("Each head is one of several views.", None),
+])
+def test_which_noun_is_mapped_onto_the_heads(sentence, picture):
+    assert pictures.own_picture([N(sentence)]) == picture
+
+
+def test_the_pictures_sentences_are_matched_as_sentences_about_the_heads():
+    us = units(R1, blocks(ex1("Think of the heads as chefs. The head chef tastes. One chef watches the verbs, "
+                              "the other chefs watch the nouns.", "x", "y"))[0])[0]
+    read = pictures.read_as_heads(us, ("chef", "chefs"))
+    norms = [u.norm for u in read]
+    assert norms[0] == N("Think of the heads as persons.")  # the mapping: read as the lesson's picture
+    assert norms[1] == N("The head chef tastes.")  # the picture's own head is another part
+    assert norms[2] == N("One head watches the verbs, the other heads watch the nouns.")
+    assert [u.display for u in read] == [u.display for u in us]  # what people see is the student's text
+
+
+CHEFS = ex1(
+    "Think of the heads as chefs in one kitchen. All the chefs work in parallel on the same tokens, and each chef "
+    "has their own recipe cards, i.e. its own W_Q, W_K and W_V. So one chef notices which noun \"it\" refers to, "
+    "while another chef watches the word just before. Each chef only gets a station d_model / h wide, so the whole "
+    "brigade costs about as much as one full-width chef. The heads' outputs are concatenated and W_O mixes them: "
+    "so a chef is a head, and collecting the plates is the concatenation, with W_O as the head chef.",
+    "The MLP then works on each token on its own, with the same weights at every position. Residual connections "
+    "go around attention and the MLP, with a layer norm before each, and the blocks are stacked.",
+    "BERT's chefs see the tokens on both sides; GPT's chefs wear a causal mask and see only the earlier tokens.")
+
+
+def test_an_answer_explained_through_its_own_picture_earns_the_heads_concepts():
+    a = rubric.evaluate(R1, CHEFS)
+    for line in ("heads_parallel", "different_relations", "cost_one_head", "analogy_mapped"):
+        assert a.lines[line].earned, line
+        assert "chef" in a.lines[line].quotes[0]  # quoted in the student's words
+    assert not [r for r in a.needs_review if r.startswith(("off-topic", "nonsense?"))]
+
+
+def test_without_the_mapping_the_chefs_are_not_the_heads():
+    unmapped = CHEFS.replace("Think of the heads as chefs in one kitchen. ", "")
+    a = rubric.evaluate(R1, unmapped)
+    assert not a.lines["different_relations"].earned and not a.lines["heads_parallel"].earned
+
+
+def test_nonsense_that_says_it_maps_keeps_its_words():
+    kittens = ex1(
+        "The eight kittens are the heads of our house. The kitten eats from the bowl of tokens, the kitten "
+        "chases the mouse in the garden, and the kitten sleeps on the sofa by the window.",
+        "The kitten naps in the basket after the MLP of dinner on the carpet, and a layer norm of fur lies on the "
+        "mat.",
+        "The kitten BERT sees the garden from the roof of the shed, and GPT wears a causal mask of wool.")
+    us = units(R1, blocks(kittens)[0])[0]
+    assert pictures.own_picture([u.norm for u in us]) == ("kitten", "kittens")
+    assert pictures.matching_units(us) == us  # it says everything inside another world: no reading as heads
