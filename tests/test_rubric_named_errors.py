@@ -264,6 +264,14 @@ def test_a_rubric_whose_error_loses_an_unknown_line_is_refused(tmp_path):
         rubric.load(bad)
 
 
+
+def test_a_rubric_pattern_with_an_undefined_term_is_refused(tmp_path):
+    text = (ROOT / "exercises/exercise1/rubric.toml").read_text(encoding="utf-8")
+    bad = tmp_path / "rubric.toml"
+    bad.write_text(text.replace("{w8}", "{w10}", 1), encoding="utf-8")  # a typo matched the braces, never words
+    with pytest.raises(rubric.RubricError, match=r"uses \{w10\}, which \[terms\] does not define"):
+        rubric.load(bad)
+
 NAMED = {"heads_sequential", "bert_causal", "gpt_bidirectional", "heads_full_width", "heads_assigned_roles",
          "mlp_weights_per_position", "no_layer_norm", "residual_only_attention"}
 
@@ -297,6 +305,11 @@ NAMED = {"heads_sequential", "bert_causal", "gpt_bidirectional", "heads_full_wid
     (2, "Post-norm has no layer norm at the input of the sub-layer."),
     (3, "GPT cannot see the future tokens, but BERT can."),
     (3, "GPT uses masked attention, BERT does not."),
+    (1, "The layers work in a chain, while the heads of a layer run in parallel."),
+    (1, "Head 2 does not take head 1's result: the heads run in parallel."),
+    (3, "BERT and GPT both use attention, but only GPT applies a causal mask."),
+    (3, "BERT and GPT both use masks: GPT a causal mask, BERT a mask over 15 % of the input tokens."),
+    (3, "BERT and GPT do not both use a causal mask: only GPT does."),
 ])
 def test_correct_sentences_name_no_error_and_lose_no_line(question, sentence):
     parts = {1: "Several heads run in parallel on the tokens.", 2: "The block has attention and an MLP.",
@@ -316,9 +329,25 @@ def test_correct_sentences_name_no_error_and_lose_no_line(question, sentence):
     (3, "In BERT a token does not attend to the next words.", "bert_causal"),
     (3, "Unlike GPT, BERT only sees the previous tokens.", "bert_causal"),
     (3, "Unlike BERT, GPT is bidirectional.", "gpt_bidirectional"),
+    (1, "The heads of a layer work in a chain: head 1 attends first, head 2 then takes head 1's result.",
+     "heads_sequential"),
+    (1, "The heads are applied as a pipeline, each after the last.", "heads_sequential"),
+    (3, "At the attention level BERT and GPT are the same: both use a causal mask.", "bert_causal"),
+    (3, "GPT and BERT both apply a causal mask to attention.", "bert_causal"),
 ])
 def test_more_wordings_of_the_named_errors(question, sentence, name):
     parts = {1: "Several heads run in parallel on the tokens.", 2: "The block has attention and an MLP.",
              3: "Both models are stacks of transformer blocks with self-attention."}
     parts[question] += " " + sentence
     assert name in found("".join(f"## {q}\n\n{parts[q]}\n\n" for q in (1, 2, 3)))
+
+
+@pytest.mark.parametrize("q2, named", [
+    ("The MLP is where the tokens really exchange information.", True),
+    ("The feed-forward layer takes in the whole sequence and blends the tokens' vectors together.", True),
+    ("The MLP transforms each token's vector on its own, while attention blends the tokens' vectors.", False),
+    ("The feed-forward layer works on each token alone; it never blends the tokens' vectors.", False),
+    ("The MLP then mixes the features within each token's vector.", False),
+])
+def test_the_mlp_mixing_tokens_is_found_in_more_wordings(q2, named):
+    assert ("mlp_mixes_tokens" in found(block(q2))) is named

@@ -159,6 +159,10 @@ def load(path: Path) -> Rubric:
     terms = {k: str(v) for k, v in data.get("terms", {}).items()}
 
     def compile_(pattern: str, where: str) -> re.Pattern:
+        unknown = sorted({name for name in re.findall(r"\{([A-Za-z_]\w*)\}", pattern) if name not in terms})
+        if unknown:  # a typo would otherwise match the braces literally, i.e. never
+            raise RubricError(f"{path}: {where}: pattern {pattern!r} uses {', '.join('{' + n + '}' for n in unknown)}, "
+                              f"which [terms] does not define (defined: {', '.join(sorted(terms))})")
         expanded = re.sub(r"\{(\w+)\}", lambda m: terms.get(m.group(1), m.group(0)), pattern)
         try:
             return re.compile(expanded)
