@@ -28,6 +28,10 @@ N = rubric.normalise
     ("What matters is the heads.", None),
     ("The heads are then concatenated.", None),
     ("Each head is one of several views.", None),
+    # no noun after "like" / "as": a word of comparing or an adverb is never the picture
+    ("The heads are a lot like filters.", None),
+    ("Imagine the heads as working together.", None),
+    ("The heads are like spotlights.", ("spotlight", "spotlights")),
 ])
 def test_which_noun_is_mapped_onto_the_heads(sentence, picture):
     assert pictures.own_picture([N(sentence)]) == picture

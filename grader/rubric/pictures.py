@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from . import topic, worlds
+from . import sentences, topic, worlds
+from .read import FUNCTION_WORDS
 from .sentences import Unit
 
 _DET = r"(?:(?:a|an|the|our|my|your|some|several|many|different|separate|individual|little|small|one)\s+)"
@@ -40,6 +41,13 @@ _MAPPINGS = [re.compile(p) for p in (
 #: Words after the noun that show it is no noun of a picture ("a head is one of ...", "the heads are the same").
 _NOT_A_PICTURE = frozenset("one part parts way ways kind sort set group number piece pieces thing things same "
                            "reason key keys point idea".split())
+
+
+def _no_noun(word: str) -> bool:
+    """Whether a word after a mapping's "as" or "like" is no noun ("the heads are a lot *like* filters", "imagine
+    the heads as working *together*"): a function word, an adverb or a word of comparing."""
+    return (word in FUNCTION_WORDS or word in sentences._ADVERBS or word.endswith("ly")
+            or word in ("like", "unlike", "alike", "together", "apart", "alone"))
 
 
 def _forms(noun: str) -> tuple[str, str]:
@@ -86,6 +94,8 @@ def _mapping(norm: str, norms: list[str] = ()) -> tuple[str, str] | None:
             if noun in _GROUPS and members:
                 noun = members.group(1)
             forms = _forms(noun)
+            if _no_noun(noun):
+                continue
             if any(w in _NOT_A_PICTURE or w in topic._ADJECTIVES or topic._is_domain_word(w)
                    or topic._ABSTRACT.search(w) for w in (noun, forms[0])):
                 continue
