@@ -273,7 +273,8 @@ def test_a_rubric_pattern_with_an_undefined_term_is_refused(tmp_path):
         rubric.load(bad)
 
 NAMED = {"heads_sequential", "bert_causal", "gpt_bidirectional", "heads_full_width", "heads_assigned_roles",
-         "mlp_weights_per_position", "no_layer_norm", "residual_only_attention"}
+         "mlp_weights_per_position", "no_layer_norm", "residual_only_attention", "heads_share_qkv", "wo_before_concat",
+         "residual_carries_attention", "layer_norm_across_tokens"}
 
 
 @pytest.mark.parametrize("question, sentence", [
@@ -310,6 +311,16 @@ NAMED = {"heads_sequential", "bert_causal", "gpt_bidirectional", "heads_full_wid
     (3, "BERT and GPT both use attention, but only GPT applies a causal mask."),
     (3, "BERT and GPT both use masks: GPT a causal mask, BERT a mask over 15 % of the input tokens."),
     (3, "BERT and GPT do not both use a causal mask: only GPT does."),
+    (1, "The heads share the same input but each has its own projections."),
+    (1, "In multi-query attention all heads share one key and value projection; here each head has its own."),
+    (1, "Each head's output goes through its own slice of W_O and the results are summed, the same as concatenating "
+        "and applying W_O."),
+    (1, "W_O is applied to each head separately, then the results are summed: the same as concatenating first."),
+    (1, "The heads are concatenated and then W_O is applied to the result."),
+    (2, "The residual stream carries the token's vector; the attention weights are recomputed in every block."),
+    (2, "The residual connection passes the input around the attention weights."),
+    (2, "Layer norm normalises each token's vector over its features, independently across positions."),
+    (2, "LayerNorm computes the mean and variance over the d_model features of each token."),
 ])
 def test_correct_sentences_name_no_error_and_lose_no_line(question, sentence):
     parts = {1: "Several heads run in parallel on the tokens.", 2: "The block has attention and an MLP.",
@@ -334,6 +345,14 @@ def test_correct_sentences_name_no_error_and_lose_no_line(question, sentence):
     (1, "The heads are applied as a pipeline, each after the last.", "heads_sequential"),
     (3, "At the attention level BERT and GPT are the same: both use a causal mask.", "bert_causal"),
     (3, "GPT and BERT both apply a causal mask to attention.", "bert_causal"),
+    (1, "All the heads share one set of query, key and value projections.", "heads_share_qkv"),
+    (1, "Every head receives the same Q, K and V; only the softmax temperature differs.", "heads_share_qkv"),
+    (1, "W_O is applied to each head separately, and then the projected pieces are concatenated.", "wo_before_concat"),
+    (1, "The output projection is used before the concatenation.", "wo_before_concat"),
+    (2, "What the residual stream carries from block to block is the attention pattern itself.",
+     "residual_carries_attention"),
+    (2, "Layer norm normalises each feature across the tokens of the sequence.", "layer_norm_across_tokens"),
+    (2, "Layer normalisation takes the mean and variance over all the positions.", "layer_norm_across_tokens"),
 ])
 def test_more_wordings_of_the_named_errors(question, sentence, name):
     parts = {1: "Several heads run in parallel on the tokens.", 2: "The block has attention and an MLP.",
