@@ -83,3 +83,32 @@ def test_nonsense_that_says_it_maps_keeps_its_words():
     us = units(R1, blocks(kittens)[0])[0]
     assert pictures.own_picture([u.norm for u in us]) == ("kitten", "kittens")
     assert pictures.matching_units(us) == us  # it says everything inside another world: no reading as heads
+
+
+def _chefs(limit: str) -> str:
+    """CHEFS with ``limit`` (a sentence or two on where the picture breaks) after its first paragraph's mapping."""
+    return CHEFS.replace("Think of the heads as chefs in one kitchen. ", "Think of the heads as chefs in one kitchen. "
+                         + limit + " ", 1)
+
+
+@pytest.mark.parametrize("limit, error", [
+    ("In a real kitchen the chefs work one after another, passing the plate along, but the heads do not.",
+     "heads_sequential"),
+    ("Unlike heads, chefs work one after another on the dish.", "heads_sequential"),
+    ("Where the picture fails: each chef gets only a part of the order, while every head sees all the tokens.",
+     "heads_split_tokens"),
+    ("The picture breaks in one place: each chef is assigned a task by the head chef.", "heads_assigned_roles"),
+    ("The picture breaks in one place. Each chef is assigned a task by the head chef.", "heads_assigned_roles"),
+])
+def test_where_the_picture_breaks_is_no_error_about_the_heads(limit, error):
+    # what the picture's world does unlike the model is not said of the heads (a wrong diagnosis is worse than none)
+    a = rubric.evaluate(R1, _chefs(limit))
+    assert not a.misconceptions[error].found
+    assert not [r for r in a.needs_review if r.startswith("contradiction")]
+
+
+def test_the_same_error_said_of_the_picture_is_still_an_error():
+    a = rubric.evaluate(R1, _chefs("The chefs work one after another, each one finishing the plate of the chef "
+                                   "before.").replace("All the chefs work in parallel on the same tokens, and each",
+                                                      "Each"))
+    assert a.misconceptions["heads_sequential"].found

@@ -11,6 +11,12 @@ replaced by the lesson picture's "person" (the text shown to people is unchanged
 
 Only a stated mapping counts (:func:`own_picture`): a noun set equal to the heads by "think of / imagine / picture
 the heads as X", "each head is (like) a X", "the heads are (like) the X", "the X are (like) the heads", "X = head".
+A sentence that sets the picture against the model keeps its words: one that says where the picture breaks ("the
+picture fails here: each chef gets a part of the order", "in a real kitchen", "unlike heads, chefs take turns"),
+and the sentence after it in the same paragraph, or one that names the heads themselves with a word that sets them
+apart ("the chefs take turns, but the heads do not"). What the picture's world does unlike the model is no claim
+about the heads: read as one, it would be a named error the answer does not make.
+
 The noun must be no word of the lesson (no domain or general word: "the heads are the *parts* that ...", "each
 head is a *function*" map nothing). An answer that never speaks of the model in sentences of its own
 (:func:`.worlds.entangled_share` over its threshold: nonsense that says "the kittens are called the heads")
@@ -114,6 +120,25 @@ def own_picture(norms: list[str]) -> tuple[str, str] | None:
     return next((p for p in (_mapping(n, norms) for n in norms) if p), None)
 
 
+#: A sentence that says where the picture breaks ("the analogy fails here", "in a real kitchen", "unlike the heads")
+#: speaks of the picture's own world, not of the heads, and so may the sentence after it.
+_LIMIT = re.compile(r"\b(?:picture|analogy|metaphor|comparison)\b(?:\s+\S+){0,8}?\s+(?:breaks?|broke|"
+                    r"fails?|falls? (?:apart|short|down)|stops?|misleads?|misleading|is wrong|goes wrong|limits?|"
+                    r"limitations?|differs? from|does not (?:fit|hold|work)|is not (?:quite|perfect|exact))\b|"
+                    r"\b(?:unlike|whereas|in reality|in real life|real-(?:life|world)|(?:a|the|in)\s+(?:real|actual)|"
+                    r"real|actual)\b")
+#: A word that sets the heads apart from the picture in a sentence naming both ("the chefs take turns, *but* the
+#: heads do not", "each chef gets part of the order, *while* every head sees all the tokens").
+_APART = re.compile(r"\b(?:but|while|whereas|instead|rather than|not|never|no|unlike|different from|differs?)\b")
+
+
+def _sets_apart(norm: str, forms: tuple[str, str]) -> bool:
+    """Whether a sentence says where the picture breaks (:data:`_LIMIT`), or names the heads themselves (not the
+    picture's own "head chef") and sets them apart from the picture (:data:`_APART`)."""
+    heads = rf"\b(?:heads?|the model|the transformer)\b(?! (?:{re.escape(forms[0])}|{re.escape(forms[1])})\b)"
+    return bool(_LIMIT.search(norm) or (_APART.search(norm) and re.search(heads, norm)))
+
+
 def read_as_heads(units_: list[Unit], picture: tuple[str, str] | None) -> list[Unit]:
     """``units_`` with the picture's noun read as "head" / "heads" in the matched text (``norm``), or as "person" /
     "persons" in a sentence that states the mapping ("so a detective is a head": the student's picture stands for
@@ -124,7 +149,13 @@ def read_as_heads(units_: list[Unit], picture: tuple[str, str] | None) -> list[U
     singular, plural = picture
     pattern = re.compile(rf"(?<!\bhead )\b(?:({re.escape(plural)})|({re.escape(singular)}))\b(?!-)")
     out = []
+    prev, prev_limit = None, False  # the sentence before, and whether it says where the picture breaks
     for u in units_:
+        carried = prev_limit and (prev.section, prev.block) == (u.section, u.block)
+        prev, prev_limit = u, bool(_LIMIT.search(u.norm))
+        if (carried or _sets_apart(u.norm, picture)) and pattern.search(u.norm) and not _states(u.norm, picture):
+            out.append(u)  # the picture set against the model ("unlike heads, chefs take turns"): its own words
+            continue
         if _states(u.norm, picture):  # the mapping: the picture's noun is read as the lesson's picture, a person
             norm = pattern.sub(lambda m: "persons" if m.group(1) else "person", u.norm)
         else:
