@@ -165,3 +165,39 @@ def test_a_said_mapping_that_never_leaves_the_other_world_is_flagged():
 ])
 def test_verbs_from_another_world(sentence, verbs):
     assert worlds.foreign_verbs(N(sentence)) == verbs
+
+
+# vivid verbs in an answer that names only the model's things: the student's style, not another world
+VIVID = ex1(
+    "Several heads run in parallel over the same tokens; each head owns its W_Q, W_K and W_V. One head hooks a "
+    "pronoun to its noun, another the previous token. Each head squints at only d_model / h dimensions, so the "
+    "heads together cost about as much as one full-width head. The heads' outputs get glued end to end and W_O "
+    "stirs them together.",
+    "The MLP chews on each token on its own with the same weights. Residual connections sidestep attention and "
+    "the MLP, so each sublayer only nudges the stream; layer norm tames the scale before each sublayer. The "
+    "blocks get piled up, twelve deep.",
+    "BERT peeks in both directions with no mask; GPT wears a causal mask, so each token only glimpses earlier "
+    "tokens.")
+# the same verbs where half the term sentences name things of another world: they are said inside it
+VIVID_WORLD = VIVID.replace("One head hooks a pronoun to its noun, another the previous token.",
+                            "One head hooks a pronoun to the anchor of the jetty, another the previous buoy.") \
+    .replace("the heads together cost about as much as one full-width head.",
+             "the heads together cost about as much as one full-width head of the harbour crane.") \
+    .replace("The MLP chews on each token on its own with the same weights.",
+             "The MLP chews on each token on its own with the same nets of the trawler.") \
+    .replace("The blocks get piled up, twelve deep.", "The blocks get piled up like crates on the quay.")
+
+
+def test_vivid_verbs_about_the_model_alone_are_no_other_world():
+    assert worlds.entangled_share([N(s) for s in ("The MLP chews on each token on its own.",
+                                                  "Each head squints at d_model / h dimensions.",
+                                                  "BERT peeks in both directions with no mask.")]) == (0.0, 3)
+    assert not nonsense_flags(R1, VIVID)
+
+
+def test_vivid_verbs_in_another_world_still_count():
+    share, n = worlds.entangled_share([N(s) for s in ("The MLP chews on each token on its own.",
+                                                      "Each head squints at the buoys of the harbour.",
+                                                      "BERT peeks at the gulls with no mask.")])
+    assert share == 1.0 and n == 3
+    assert nonsense_flags(R1, VIVID_WORLD)
