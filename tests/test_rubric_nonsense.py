@@ -201,3 +201,15 @@ def test_vivid_verbs_in_another_world_still_count():
                                                       "BERT peeks at the gulls with no mask.")])
     assert share == 1.0 and n == 3
     assert nonsense_flags(R1, VIVID_WORLD)
+
+
+def test_quoted_examples_of_the_sentence_being_processed_are_no_other_world():
+    # the words of an example sentence are tokens, not things of another world; the same words unquoted are
+    examples = [N(s) for s in ("In 'the chef cooked the pasta in the kitchen', one head links 'cooked' to 'chef'.",
+                               'In "the dog chased the cat", BERT lets "dog" attend to "cat" both ways.',
+                               "The MLP transforms the vector of 'pasta' on its own, as it does for 'chef'.")]
+    assert worlds.world_sentences(examples) == ["", "", ""]
+    assert worlds.entangled_share(examples) == (0.0, 3)
+    unquoted = [n.replace("'", "").replace('"', "") for n in examples]
+    assert worlds.entangled_share(unquoted)[0] == 1.0
+    assert worlds.world_sentences(unquoted)[:2] == ["mixed", "mixed"]

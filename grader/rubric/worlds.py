@@ -54,10 +54,22 @@ def mapped_onto(sentence: str) -> str:
     return ""
 
 
+#: A quoted stretch of text ("in 'the chef cooked the pasta', a head links 'cooked' to 'chef'"): an example of the
+#: tokens being processed, whose words are no things of another world. Single quotes only when they open after no
+#: letter and close before none (not the possessive "heads' outputs").
+_QUOTED = re.compile(r"\"[^\"]{1,80}\"|(?<![\w'])'[^']{1,80}'(?![\w'])")
+
+
+def unquoted(norm: str) -> str:
+    """``norm`` with the text inside quotes left out (the quotes stay, empty): what it says, not its examples."""
+    return _QUOTED.sub(lambda m: m.group(0)[0] * 2, norm)
+
+
 def world_sentences(norms: list[str]) -> list[str]:
     """For each normalised sentence, why it lays the lesson's terms over another world: ``"mixed"``, ``"bound"``,
-    ``"mapped"``, or "" (see the module docstring)."""
+    ``"mapped"``, or "" (see the module docstring). Quoted examples do not count (:func:`unquoted`)."""
     out = []
+    norms = [unquoted(n) for n in norms]
     for norm, mixed in zip(norms, topic.mixed_sentences(norms)):
         nouns = topic.foreign_nouns(norm)
         if mixed:
@@ -83,7 +95,7 @@ def world_words(norms: list[str], limit: int = 6) -> list[str]:
     out: list[str] = []
     for norm, why in zip(norms, world_sentences(norms)):
         if why:
-            out += [n for n in topic.foreign_nouns(norm) if n not in out]
+            out += [n for n in topic.foreign_nouns(unquoted(norm)) if n not in out]
     return out[:limit]
 
 
@@ -187,6 +199,7 @@ def _entangled(norm: str, verbs: bool = True) -> list[str]:
     and does not bridge to the model (:func:`bridges`); [] for any other."""
     if not _term_sentence(norm) or bridges(norm):
         return []
+    norm = unquoted(norm)  # quoted examples ("'cooked' to 'chef'") are tokens, not things of another world
     return topic.foreign_nouns(norm) + (foreign_verbs(norm) if verbs else [])
 
 
