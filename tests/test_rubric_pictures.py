@@ -112,3 +112,21 @@ def test_the_same_error_said_of_the_picture_is_still_an_error():
                                    "before.").replace("All the chefs work in parallel on the same tokens, and each",
                                                       "Each"))
     assert a.misconceptions["heads_sequential"].found
+
+
+def test_an_error_said_in_the_mapping_sentence_is_said_of_the_heads():
+    # the mapping itself is read as the lesson's picture (a person is a head); the rest of the sentence is about
+    # the heads, errors included
+    us = units(R1, blocks(ex1("Think of the heads as chefs. Each chef is a head, and the chefs take turns.", "x",
+                              "y"))[0])[0]
+    assert pictures.read_as_heads(us, ("chef", "chefs"))[1].norm == N("Each person is a head, and the heads take "
+                                                                      "turns.")
+    wrong = rubric.evaluate(R1, CHEFS.replace(
+        "All the chefs work in parallel on the same tokens, and each chef",
+        "Each chef is a head, and the chefs work one after another on the same order; each chef"))
+    assert wrong.misconceptions["heads_sequential"].found
+    right = rubric.evaluate(R1, CHEFS.replace(
+        "All the chefs work in parallel on the same tokens, and each chef",
+        "Each chef is a head, and the chefs work at the same time on the same order; each chef"))
+    assert not right.misconceptions["heads_sequential"].found
+    assert right.lines["heads_parallel"].earned and right.lines["analogy_mapped"].earned

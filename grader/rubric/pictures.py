@@ -82,12 +82,19 @@ def _noun_elsewhere(forms: tuple[str, str], norms: list[str]) -> bool:
     return any(pattern.search(n) for n in norms)
 
 
-def _states(norm: str, forms: tuple[str, str]) -> bool:
-    """Whether a sentence sets the picture's noun equal to a head, either way round ("so a detective is a head",
-    "think of the heads as a squad of detectives"): it earns the mapping as written."""
+def _stated(norm: str, forms: tuple[str, str]) -> tuple[int, int] | None:
+    """Where a sentence sets the picture's noun equal to a head, either way round ("so a detective is a head",
+    "think of the heads as a squad of detectives"): the (start, end) of that mapping, which earns it as written;
+    None when the sentence states none."""
     noun = rf"\b(?:{re.escape(forms[0])}|{re.escape(forms[1])})\b"
     link = r"\W+(?:\w+\W+){0,4}?(?:is|are|=|as|like|stands? for|plays?|means?)\W+(?:\w+\W+){0,4}?"
-    return bool(re.search(noun + link + r"heads?\b", norm) or re.search(r"\bheads?\b" + link + noun, norm))
+    m = re.search(noun + link + r"heads?\b", norm) or re.search(r"\bheads?\b" + link + noun, norm)
+    return m.span() if m else None
+
+
+def _states(norm: str, forms: tuple[str, str]) -> bool:
+    """Whether a sentence sets the picture's noun equal to a head (:func:`_stated`)."""
+    return _stated(norm, forms) is not None
 
 
 def _mapping(norm: str, norms: list[str] = ()) -> tuple[str, str] | None:
@@ -156,10 +163,11 @@ def read_as_heads(units_: list[Unit], picture: tuple[str, str] | None) -> list[U
         if (carried or _sets_apart(u.norm, picture)) and pattern.search(u.norm) and not _states(u.norm, picture):
             out.append(u)  # the picture set against the model ("unlike heads, chefs take turns"): its own words
             continue
-        if _states(u.norm, picture):  # the mapping: the picture's noun is read as the lesson's picture, a person
-            norm = pattern.sub(lambda m: "persons" if m.group(1) else "person", u.norm)
-        else:
-            norm = pattern.sub(lambda m: "heads" if m.group(1) else "head", u.norm)
+        stated = _stated(u.norm, picture)
+        # the mapping: the picture's noun in it is read as the lesson's picture, a person; elsewhere in the
+        # sentence as the heads ("each chef is a head, and the chefs take turns" says the heads take turns)
+        norm = pattern.sub(lambda m: ("person" if stated and stated[0] <= m.start() < stated[1] else "head")
+                           + ("s" if m.group(1) else ""), u.norm)
         out.append(u if norm == u.norm else replace(u, norm=norm))
     return out
 
