@@ -190,7 +190,8 @@ def bridges(sentence: str) -> bool:
 #: Foreign verbs only count in an answer that names foreign nouns in at least this share of its term sentences: a
 #: vivid verb ("the MLP *chews* on each token", "BERT *peeks* both ways") in an answer that otherwise names only the
 #: model's things is the student's style, not another world. (Dev nonsense: 0.5 and more; genuine answers without
-#: an analogy: 0.)
+#: an analogy: 0.) The cost: nonsense told with foreign verbs alone, every noun the model's ("the MLP poaches each
+#: token", "each head moors its own W_Q"), is no longer flagged by this; it is as vivid as a genuine answer's style.
 VERB_WORLD_SHARE = 1 / 3
 
 
