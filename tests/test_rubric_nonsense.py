@@ -213,3 +213,31 @@ def test_quoted_examples_of_the_sentence_being_processed_are_no_other_world():
     unquoted = [n.replace("'", "").replace('"', "") for n in examples]
     assert worlds.entangled_share(unquoted)[0] == 1.0
     assert worlds.world_sentences(unquoted)[:2] == ["mixed", "mixed"]
+
+
+@pytest.mark.parametrize("sentence, bridged", [
+    ("each detective files what they find, which in the model is each head's own w_q, w_k and w_v.", True),
+    ("so the notebooks are collected, in other words the heads' outputs are concatenated by w_o.", True),
+    ("in the model each head is a musician and the song is the token sequence.", True),
+    ("the tracks are laid side by side (that is the concatenation) and the engineer at the desk mixes them.", True),
+    # a bridge with the other world going on after it bridges to nothing
+    ("in the model one head chases the carrot and another head chases the pronoun.", False),
+    ("technically our mlp visits each token in the hutch.", False),
+    ("they run in parallel on the same wheel, i.e. the heads, and each one has its own query in the cage.", False),
+])
+def test_a_bridge_to_the_model_leaves_the_other_world_behind(sentence, bridged):
+    assert worlds.bridges(N(sentence)) is bridged
+
+
+def test_nonsense_that_says_in_the_model_everywhere_is_still_flagged():
+    bridged = ex1(
+        "My brother keeps eight hamsters and says each hamster is a head. In the model they run in parallel on the "
+        "same wheel, and each one has its own query, key and value in the cage. In the model one head chases the "
+        "carrot and another head chases the pronoun. In the model each head eats d_model / h seeds, so together "
+        "they eat about what one full-width head ate from the bowl. In the model my brother concatenates their "
+        "outputs, and W_O mixes them in the hutch.",
+        "In the model our MLP visits each token on its own with the same paw. In the model two residual "
+        "connections run around the sawdust, and a layer norm comes before each of them in the cage.",
+        "In the model our BERT sees both ends of the garden; GPT wears a causal mask, so it only looks at the "
+        "seeds it already ate.")
+    assert nonsense_flags(R1, bridged)

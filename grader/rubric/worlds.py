@@ -183,8 +183,22 @@ _BRIDGE = re.compile(r"\b(?:in the (?:real |actual )?(?:model|transformer|networ
 
 
 def bridges(sentence: str) -> bool:
-    """Whether a normalised sentence bridges from a picture to the model (:data:`_BRIDGE` before a strong term)."""
-    return any(topic._STRONG.search(sentence, m.end()) for m in _BRIDGE.finditer(sentence))
+    """Whether a normalised sentence bridges from a picture to the model: :data:`_BRIDGE` before a strong term,
+    where what follows the bridge speaks of the model in its own terms to the end of the sentence ("..., which in
+    the model is each head's own W_Q, W_K and W_V") or of its parenthesis ("(that is the concatenation)"), or states
+    what stands for what ("in the model each head is one musician"). "In the model the kitten chases the pronoun in
+    the cage" or "technically our MLP visits each token in the hutch" bridge to nothing: the other world goes on."""
+    for m in _BRIDGE.finditer(sentence):
+        after = unquoted(sentence[m.end():])
+        if not topic._STRONG.search(after):
+            continue
+        if not topic.foreign_nouns(after) or mapped_onto(after):
+            return True
+        inner = after.split(")", 1)[0]
+        if sentence[:m.start()].rstrip().endswith("(") and ")" in after and topic._STRONG.search(inner) \
+                and not topic.foreign_nouns(inner):
+            return True
+    return False
 
 
 #: Foreign verbs only count in an answer that names foreign nouns in at least this share of its term sentences: a
