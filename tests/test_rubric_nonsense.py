@@ -241,3 +241,9 @@ def test_nonsense_that_says_in_the_model_everywhere_is_still_flagged():
         "In the model our BERT sees both ends of the garden; GPT wears a causal mask, so it only looks at the "
         "seeds it already ate.")
     assert nonsense_flags(R1, bridged)
+
+
+def test_the_flag_names_each_foreign_word_once():
+    norms = [N("one head chases the carrot in the cage, another head chases the pronoun in the cage."),
+             N("each head chases its own query in the hutch.")]
+    assert worlds.entangled_words(norms) == ["carrot", "cage", "chases", "hutch"]

@@ -258,11 +258,14 @@ def entangled_share(norms: list[str]) -> tuple[float, int]:
 
 
 def entangled_words(norms: list[str], limit: int = 6) -> list[str]:
-    """The foreign nouns of the term sentences that :func:`entangled_share` counts, in order, without repeats."""
+    """The foreign nouns and verbs of the term sentences that :func:`entangled_share` counts, in order, without
+    repeats (within a sentence too: "one head chases the carrot, another chases the pronoun")."""
     out: list[str] = []
     verbs = _verbs_count(norms)
     for norm in norms:
-        out += [w for w in _entangled(norm, verbs) if w not in out]
+        for w in _entangled(norm, verbs):
+            if w not in out:
+                out.append(w)
     return out[:limit]
 
 
