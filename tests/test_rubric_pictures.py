@@ -130,3 +130,12 @@ def test_an_error_said_in_the_mapping_sentence_is_said_of_the_heads():
         "Each chef is a head, and the chefs work at the same time on the same order; each chef"))
     assert not right.misconceptions["heads_sequential"].found
     assert right.lines["heads_parallel"].earned and right.lines["analogy_mapped"].earned
+
+
+def test_real_is_where_the_picture_breaks_only_before_the_pictures_noun():
+    real = rubric.evaluate(R1, _chefs("Real chefs work one after another, passing the plate along."))
+    assert not real.misconceptions["heads_sequential"].found
+    # "a real station" is part of the picture: the sentence is still read as the heads
+    station = CHEFS.replace("All the chefs work in parallel on the same tokens",
+                            "Each chef has a real station, and all the chefs work in parallel on the same tokens")
+    assert rubric.evaluate(R1, station).lines["heads_parallel"].earned

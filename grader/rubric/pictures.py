@@ -132,18 +132,20 @@ def own_picture(norms: list[str]) -> tuple[str, str] | None:
 _LIMIT = re.compile(r"\b(?:picture|analogy|metaphor|comparison)\b(?:\s+\S+){0,8}?\s+(?:breaks?|broke|"
                     r"fails?|falls? (?:apart|short|down)|stops?|misleads?|misleading|is wrong|goes wrong|limits?|"
                     r"limitations?|differs? from|does not (?:fit|hold|work)|is not (?:quite|perfect|exact))\b|"
-                    r"\b(?:unlike|whereas|in reality|in real life|real-(?:life|world)|(?:a|the|in)\s+(?:real|actual)|"
-                    r"real|actual)\b")
+                    r"\b(?:unlike|whereas|in reality|in real life|real-(?:life|world)|(?:in|at|from) (?:a|an|the) "
+                    r"(?:real|actual))\b")
 #: A word that sets the heads apart from the picture in a sentence naming both ("the chefs take turns, *but* the
 #: heads do not", "each chef gets part of the order, *while* every head sees all the tokens").
 _APART = re.compile(r"\b(?:but|while|whereas|instead|rather than|not|never|no|unlike|different from|differs?)\b")
 
 
 def _sets_apart(norm: str, forms: tuple[str, str]) -> bool:
-    """Whether a sentence says where the picture breaks (:data:`_LIMIT`), or names the heads themselves (not the
-    picture's own "head chef") and sets them apart from the picture (:data:`_APART`)."""
-    heads = rf"\b(?:heads?|the model|the transformer)\b(?! (?:{re.escape(forms[0])}|{re.escape(forms[1])})\b)"
-    return bool(_LIMIT.search(norm) or (_APART.search(norm) and re.search(heads, norm)))
+    """Whether a sentence says where the picture breaks (:data:`_LIMIT`, or "real chefs": the picture's own world),
+    or names the heads themselves (not the picture's own "head chef") and sets them apart from it (:data:`_APART`)."""
+    noun = rf"(?:{re.escape(forms[0])}|{re.escape(forms[1])})\b"
+    heads = rf"\b(?:heads?|the model|the transformer)\b(?! {noun})"
+    real = rf"\b(?:real|actual|human)\s+(?:[a-z-]+\s+)?{noun}"  # "real chefs", "an actual pastry chef"
+    return bool(_LIMIT.search(norm) or re.search(real, norm) or (_APART.search(norm) and re.search(heads, norm)))
 
 
 def read_as_heads(units_: list[Unit], picture: tuple[str, str] | None) -> list[Unit]:
