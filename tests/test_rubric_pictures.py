@@ -139,3 +139,12 @@ def test_real_is_where_the_picture_breaks_only_before_the_pictures_noun():
     station = CHEFS.replace("All the chefs work in parallel on the same tokens",
                             "Each chef has a real station, and all the chefs work in parallel on the same tokens")
     assert rubric.evaluate(R1, station).lines["heads_parallel"].earned
+
+
+def test_a_not_about_the_heads_inside_the_picture_is_no_limit():
+    text = CHEFS.replace("All the chefs work in parallel on the same tokens, and each chef has their own recipe cards, "
+                         "i.e. its own W_Q, W_K and W_V.",
+                         "All the chefs work in parallel on the same tokens, and each chef has their own recipe cards, "
+                         "W_Q, W_K and W_V, that are not shared with other heads.")
+    assert text != CHEFS
+    assert rubric.evaluate(R1, text).lines["heads_parallel"].earned

@@ -135,8 +135,9 @@ _LIMIT = re.compile(r"\b(?:picture|analogy|metaphor|comparison)\b(?:\s+\S+){0,8}
                     r"\b(?:unlike|whereas|in reality|in real life|real-(?:life|world)|(?:in|at|from) (?:a|an|the) "
                     r"(?:real|actual))\b")
 #: A word that sets the heads apart from the picture in a sentence naming both ("the chefs take turns, *but* the
-#: heads do not", "each chef gets part of the order, *while* every head sees all the tokens").
-_APART = re.compile(r"\b(?:but|while|whereas|instead|rather than|not|never|no|unlike|different from|differs?)\b")
+#: heads do not", "each chef gets part of the order, *while* every head sees all the tokens"); a bare "not" does
+#: not ("each chef has their own recipe cards, not shared with other heads" is the picture read as the heads).
+_APART = re.compile(r"\b(?:but|while|whereas|instead|rather than|unlike|different from|differs? from)\b")
 
 
 def _sets_apart(norm: str, forms: tuple[str, str]) -> bool:
