@@ -215,6 +215,24 @@ def test_quoted_examples_of_the_sentence_being_processed_are_no_other_world():
     assert worlds.world_sentences(unquoted)[:2] == ["mixed", "mixed"]
 
 
+
+EXAMPLES = ex1(
+    "Several heads run in parallel over the same tokens, each head with its own W_Q, W_K and W_V. In 'the chef cooked "
+    "the pasta in the kitchen', one head links 'cooked' to 'chef', another links 'pasta' to 'cooked'. In 'the dog "
+    "chased the cat because it was hungry', a head links 'it' to 'dog'. Each head works in d_model / h dimensions, "
+    "so all heads cost about as much as one full-width head. The outputs are concatenated and W_O mixes them.",
+    "In 'the chef cooked the pasta', the MLP transforms the vector of 'pasta' on its own, with the same weights as "
+    "for 'chef'. Residual connections add the input of attention and of the MLP to their outputs, and layer norm "
+    "comes before each. The blocks are stacked.",
+    "In 'the dog chased the cat', BERT lets 'dog' attend to 'cat' in both directions; GPT's causal mask lets 'cat' "
+    "see 'dog' but not the other way round.")
+
+
+def test_an_answer_built_on_quoted_examples_is_not_routed_as_nonsense():
+    assert nonsense_flags(R1, EXAMPLES) == []
+    # the same answer with the quotes taken away names a chef, pasta, a kitchen, a dog and a cat
+    assert nonsense_flags(R1, EXAMPLES.replace("'", " ")) != []
+
 @pytest.mark.parametrize("sentence, bridged", [
     ("each detective files what they find, which in the model is each head's own w_q, w_k and w_v.", True),
     ("so the notebooks are collected, in other words the heads' outputs are concatenated by w_o.", True),
