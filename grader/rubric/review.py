@@ -169,12 +169,11 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
     if len(sentences) >= OFF_TOPIC_MIN_SENTENCES and share > OFF_TOPIC_SHARE:
         own[f"off-topic: {share:.0%} of the words are in sentences about neither the model nor the lesson's "
             "picture (nonsense or another topic?)"] = PENALTY["off-topic"]
-    said = [worlds.unquoted(s) for s in sentences]  # quoted examples are tokens, not things of another world
-    mixed = topic.mixed_share(said)
+    mixed = topic.mixed_share(sentences)
     world = worlds.world_share(sentences) if len(sentences) >= MIXED_MIN_SENTENCES else 0.0
     if len(sentences) >= MIXED_MIN_SENTENCES and mixed > MIXED_SHARE:
         own[f"nonsense?: {mixed:.0%} of the words are in sentences that mix the lesson's terms with unrelated "
-            f"things ({', '.join(topic.mixed_words(said))})"] = PENALTY["nonsense"]
+            f"things ({', '.join(topic.mixed_words(sentences))})"] = PENALTY["nonsense"]
     elif world > WORLD_SHARE:
         own[f"nonsense?: {world:.0%} of the words are in sentences that mix the lesson's terms with unrelated "
             f"things, mapping them onto another world ({', '.join(worlds.world_words(sentences))})"] = \

@@ -60,9 +60,22 @@ def mapped_onto(sentence: str) -> str:
 _QUOTED = re.compile(r"\"[^\"]{1,80}\"|(?<![\w'])'[^']{1,80}'(?![\w'])")
 
 
+#: What introduces a quoted example sentence: "in 'the chef cooked the pasta', ...", "e.g. '...'", "the sentence '...'".
+_EXAMPLE_BEFORE = re.compile(r"(?:\bin|\be\.g\.?|\bfor (?:example|instance)|\bsuch as|\blike|\b(?:sentence|phrase|"
+                             r"text|input|prompt|example)s?|:)\s*$")
+
+
+def _example(norm: str, m: re.Match) -> bool:
+    """Whether a quoted stretch is an example of the tokens being processed: one or two words (a token: "links
+    'cooked' to 'chef'"), or a longer one introduced as an example (:data:`_EXAMPLE_BEFORE`). Quotes around any
+    other text do not hide it ("the 'garden hose' of the residual stream" still names a hose)."""
+    return len(m.group(0)[1:-1].split()) <= 2 or bool(_EXAMPLE_BEFORE.search(norm, 0, m.start()))
+
+
 def unquoted(norm: str) -> str:
-    """``norm`` with the text inside quotes left out (the quotes stay, empty): what it says, not its examples."""
-    return _QUOTED.sub(lambda m: m.group(0)[0] * 2, norm)
+    """``norm`` with the text of its quoted examples left out (the quotes stay, empty): what it says, not its
+    examples (:func:`_example`)."""
+    return _QUOTED.sub(lambda m: m.group(0)[0] * 2 if _example(norm, m) else m.group(0), norm)
 
 
 def world_sentences(norms: list[str]) -> list[str]:
