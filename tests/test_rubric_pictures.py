@@ -21,6 +21,8 @@ N = rubric.normalise
     ("In my picture the musicians are the heads.", ("musician", "musicians")),
     ("Imagine the heads as little spotlights on a stage.", ("spotlight", "spotlights")),
     ("The heads are like eyes.", ("eye", "eyes")),
+    ("In the factory picture every employee is a head.", ("employee", "employees")),
+    ("Every token is a head of its own.", None),  # a word of the lesson
     ("Detective = head, the case file = the tokens.", None),  # a word the lesson's picture has already
     ("The heads are the parts that attend.", None),
     ("Each head is a small attention mechanism.", None),
@@ -68,7 +70,9 @@ def test_an_answer_explained_through_its_own_picture_earns_the_heads_concepts():
 
 
 def test_without_the_mapping_the_chefs_are_not_the_heads():
-    unmapped = CHEFS.replace("Think of the heads as chefs in one kitchen. ", "")
+    unmapped = CHEFS.replace("Think of the heads as chefs in one kitchen. ", "").replace(
+        ": so a chef is a head, and collecting the plates is the concatenation, with W_O as the head chef", ".")
+    assert "a chef is a head" not in unmapped and "as chefs" not in unmapped
     a = rubric.evaluate(R1, unmapped)
     assert not a.lines["different_relations"].earned and not a.lines["heads_parallel"].earned
 
