@@ -105,6 +105,9 @@ def test_an_answer_of_sentence_bullets_is_prose_and_not_capped():
     "Stacking the blocks deepens the network a lot in the end.",        # -ing subject, -s verb not in the list
     "| reads the whole contract ; attends over all tokens |",           # a table cell: the subject is the row's
     "merging the notes ; concatenating the head outputs and applying W_O",
+    "Each block refines the representation of the one below.",           # general verbs of explanations
+    "The attention pattern reveals which tokens matter for the pronoun.",
+    "Post-norm weakens the gradient in the early blocks.",
 ])
 def test_sentences_a_careless_verb_test_would_miss(sentence):
     assert has_verb(normalise(sentence))

@@ -172,7 +172,8 @@ basically effectively not now thus therefore instead again already even
 _CONTRACTED = re.compile(r"^(?:it|that|there|here|what|who|he|she|let|where|how|this|everything)'s$"
                          r"|'(?:re|ve|ll|d|m)$")
 
-#: Verbs of this domain, base forms: each in every inflection (:func:`_inflections`) is a verb-like word.
+#: Verbs of this domain, then general verbs of explanations that are seldom nouns (refine, suggest, reveal), base
+#: forms: each in every inflection (:func:`_inflections`) is a verb-like word.
 VERB_BASES = frozenset("""
 act add aggregate allow apply arrive attend average avoid begin belong blend break bring build calculate call
 ask capture carry change check choose collect combine come compare compute concatenate connect consider consist
@@ -187,6 +188,13 @@ require reshape rest return reuse review rotate route run say scale see seem sel
 shrink sit skip slice solve sort specialise specialize split stabilise stabilize stack stand start stay stop
 store sum suppose surround take talk tell tend think track train transform travel treat try turn understand
 update use vanish vary want watch weigh work wrap write
+""".split()) | frozenset("""
+achieve affect agree amplify appear argue arise assume believe clarify collapse confuse construct continue degrade
+deliver deserve destroy develop dilute diminish discover distinguish distribute dominate emphasise emphasize
+encourage establish evaluate execute expand explore extend extract identify illustrate indicate introduce isolate
+justify manage modify motivate organise organize prepare preserve propagate propose prove realise realize
+recognise recognize reconcile recover refine reflect remove replace resolve respond retain reveal simplify
+strengthen succeed suffer suggest survive teach translate unify verify weaken
 """.split())
 #: Bases whose forms are as often nouns ("attention maps", "the uses", "a split"): their -s form is a verb only
 #: before an object or a content word ("maps each token"), their base form only after a plural subject.
