@@ -40,7 +40,8 @@ _MAPPINGS = [re.compile(p) for p in (
     rf"{_NOUN}",
     rf"\b{_HEAD}\s+(?:is|are|act as|acts as|work as|works as|behave like|behaves like)\s+(?:just\s+|basically\s+|"
     rf"kind of\s+|sort of\s+)?(?:like\s+{_DET}*|{_DET}+)(?:\w+\s+)?{_NOUN}",
-    rf"\b(?:the|our|my|your|these|those|each|every|one|a|an)\s+(?:\w+\s+)?{_NOUN}\s+(?:are|is|=|stand for|stands for|play|plays)\s+"
+    rf"\b(?:the|our|my|your|these|those|each|every|one|a|an)\s+(?:\w+\s+)?{_NOUN}\s+"
+    rf"(?:are|is|=|stand for|stands for|play|plays)\s+"
     rf"(?:like\s+)?(?:the\s+role\s+of\s+)?(?:the\s+|a\s+|each\s+)?(?:attention\s+)?heads?\b",
     rf"\b{_NOUN}\s*=\s*{_HEAD}\b",
 )]
