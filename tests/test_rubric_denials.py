@@ -151,3 +151,18 @@ def test_foreign_nouns_need_two_in_a_sentence_with_the_lessons_terms():
     assert mixed_share(norms("My cat sat by the fireplace.")) == 0.0  # no lesson term: off-topic, not mixed
     assert mixed_share(norms("The gradient reaches my garden.")) == 0.0  # one foreign noun is not a mix
     assert mixed_share([]) == 0.0
+
+
+@pytest.mark.parametrize("text, nouns", [
+    # a phrase led by "same"/"other" (function words that lead on to the noun), by this/each/every, or by a
+    # preposition of time ("on thursday", "before sunday") names its noun
+    ("All your heads run on the same stall this week.", ["stall", "week"]),
+    ("GPT puts on a causal mask and should not look ahead before Sunday.", ["sunday"]),
+    ("Each kitten has its own query, and every other bag is full.", ["kitten", "bag"]),
+    # "each"/"this" before a verb are pronouns ("each adds", "this means"); fixed phrases name nothing
+    ("Each adds its output to the stream, and this means the heads run in parallel, side by side, at once.", []),
+    ("In practice the heads run at the same time; on the other hand each head is narrow.", []),
+    ("Each head reads the same tokens, and the other heads do the same.", []),
+])
+def test_foreign_nouns_of_phrases_led_by_same_this_or_a_time_preposition(text, nouns):
+    assert foreign_nouns(N(text)) == nouns

@@ -37,7 +37,7 @@ WORLDS1 = {
         "behind the engine."),
     # says that it maps ("are called the heads", "says each ... is a head"), then never leaves the other world
     "hamsters": ex1(
-        "My brother keeps eight hamsters and says each hamster is a head. They run in parallel on the same wheel, "
+        "My brother keeps eight hamsters and says each hamster is a head. They run in parallel on the same tokens, "
         "and each one has its own query, key and value in the cage. Because of that, one head chases the carrot and "
         "another head chases the pronoun. Each head eats d_model / h seeds, so together they eat about what one "
         "full-width head ate from the bowl. My brother concatenates their outputs, and W_O mixes them in the hutch.",

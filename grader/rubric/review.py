@@ -60,7 +60,7 @@ OFF_TOPIC_MIN_SENTENCES = 4
 #: ... and nonsense over at least this many (exercise 4's explanations are short; one odd sentence is not enough).
 MIXED_MIN_SENTENCES = 2
 #: Nonsense too: more than this share of the words in sentences laying the lesson's terms over another world
-#: (:func:`.worlds.world_share`; genuine dev answers reach 0.46, the nonsense ones 0.52-1.0).
+#: (:func:`.worlds.world_share`; genuine dev answers reach 0.47).
 WORLD_SHARE = 0.55
 
 

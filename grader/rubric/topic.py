@@ -44,6 +44,7 @@ import re
 from functools import lru_cache
 
 from .read import FUNCTION_WORDS, words
+from .sentences import verb_kind
 
 _STRONG = re.compile(
     r"\b(?:(?:self-|multi-head |masked )?attention|attends?|attending|attended|transformers?|tokens?|embeddings?|"
@@ -207,7 +208,16 @@ def _general(word: str) -> bool:
 
 
 #: Where a noun phrase starts: a determiner or possessive (after a preposition too), or "of" before a bare noun.
-_NP_START = re.compile(r"\b(?:the|a|an|my|your|his|her|their|our|of)\s+")
+_NP_START = re.compile(r"\b(?:the|a|an|my|your|his|her|their|our|of|this|these|those|each|every|some|any|on|at|before|"
+                       r"after|until|till)\s+")
+#: Of the starts of :data:`_NP_START`, those that are as often a pronoun or a preposition before a verb's object
+#: ("each adds its output", "this means"): the next word is no noun when it is a verb.
+_PRONOUN_START = frozenset("this these those each every some any".split())
+#: Function words that lead on to the noun of a phrase ("the same stall", "the other bag").
+_LEADING = frozenset("same other another only very".split())
+#: Nouns of fixed phrases ("in parallel", "at once", "side by side", "at the same time", "on the other hand").
+_FIXED = frozenset("half moment once side front turn least parallel practice fact first last times time end start "
+                   "hand whole".split())
 #: A sentence that compares: its foreign nouns are the student's picture, not nonsense ("attention is like a
 #: library: the query is what you look for, the keys are the labels on the books").
 _COMPARES = re.compile(r"\b(?:like|as if|as though|just as|similar(?:ly)? to|resembl\w*|think of|imagine|picture|"
@@ -228,31 +238,45 @@ def _compares(sentence: str) -> bool:
 
 def foreign_nouns(sentence: str) -> list[str]:
     """Concrete nouns of a normalised sentence that name things outside the lesson ("my garden", "of ivy", "the
-    neighbour's fence", "a toy robot"), in order, without repeats: the head of each noun phrase after a
-    determiner or "of" (adjectives and possessives lead on, up to 3 words) that is not a domain, picture or
-    general word, an adjective or an abstract noun. No list of foreign words: only the lesson's and general ones.
+    neighbour's fence", "a toy robot", "the same stall", "this week", "before sunday"), in order, without repeats:
+    the head of each noun phrase after a determiner, "of", this/each/every/some/any (not before a verb: "each
+    adds") or a preposition of time (:data:`_NP_START`; adjectives, possessives and same/other lead on, up to 3
+    words) that is not a domain, picture or general word, an adjective, an abstract noun or the noun of a fixed
+    phrase ("in parallel", "at once"). No list of foreign words: only the lesson's and general ones.
     """
     out: list[str] = []
     for m in _NP_START.finditer(sentence):
+        if m.group(0).split()[0] in _PRONOUN_START and _verb_next(sentence, m.end()):
+            continue
         head, at = "", m.end()
         for _ in range(3):
             w = re.match(r"([^\W\d_][\w'-]*)", sentence[at:])
-            if not w or w.group(1) in FUNCTION_WORDS:
+            if not w or (w.group(1) in FUNCTION_WORDS and w.group(1) not in _LEADING):
                 break
             word = w.group(1)
             head, at = re.sub(r"'s?$", "", word), at + w.end()
             if word.endswith("'s") and not _general(head) and head not in out:
                 out.append(head)  # "the neighbour's fence": the owner is a thing too
             nxt = re.match(r" ([^\W\d_][\w'-]*)", sentence[at:])
-            modifier = head in _ADJECTIVES or (_ADJECTIVE.search(head) and not _is_domain_word(head)) \
+            modifier = head in _ADJECTIVES or head in _LEADING or (_ADJECTIVE.search(head) and not _is_domain_word(head)) \
                 or word.endswith("'s") or "-" in head \
                 or bool(nxt and _is_domain_word(nxt.group(1)) and nxt.group(1) not in FUNCTION_WORDS)
             if not modifier or not nxt:  # "the dot product", "a two-layer network": the noun comes next
                 break
             at += 1
-        if head and not _general(head) and head not in out:
+        if head and head not in _LEADING and head not in _FIXED and not _general(head) and head not in out:
             out.append(head)
     return out
+
+
+def _verb_next(sentence: str, at: int) -> bool:
+    """Whether the word at ``at`` is a verb ("each *adds* its output", "this *means*"): a known verb form, or an
+    -s form followed by a function word (its object or a preposition)."""
+    w = re.match(r"([^\W\d_][\w'-]*)( [^\W\d_][\w'-]*)?", sentence[at:])
+    if not w:
+        return False
+    word, nxt = w.group(1), (w.group(2) or "").strip()
+    return verb_kind(word)[0] is not None or (word.endswith("s") and nxt in FUNCTION_WORDS)
 
 
 def mixed_sentences(norms: list[str]) -> list[list[str]]:

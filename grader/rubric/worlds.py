@@ -21,8 +21,7 @@ token". A genuine analogy also speaks of the model in sentences of its own ("a h
 key and value matrices"). :func:`entangled_share` is the share of the words of the sentences that use the
 lesson's terms that are in sentences also naming a foreign noun or verb (:func:`foreign_verbs`: "the MLP
 *poaches* each token", "each head *caulks* its own query"), whatever they say about comparing. No list of foreign words: foreign nouns are those that are no lesson, picture or general word.
-On tests/prose's dev split genuine answers reach 0.46 (exercise 1) and 0.27 (exercise 4); the nonsense ones
-0.52-1.0 (0.65 and more but for one already flagged off-topic). The lesson's own picture (a team, a person is a head, the notes) is never foreign.
+On tests/prose's dev split genuine answers reach 0.47 (exercise 1) and 0.38 (exercise 4) in :func:`world_share`. The lesson's own picture (a team, a person is a head, the notes) is never foreign.
 """
 from __future__ import annotations
 
@@ -156,7 +155,7 @@ treat trust tune tweak unify verify wait warn weaken win wish wonder worry yield
 """.split())
 #: An answer says what it says with the lesson's terms inside another world when more than this share of the words
 #: of its term sentences, over at least ENTANGLED_MIN_SENTENCES of them, are in sentences that also name a foreign
-#: thing (:func:`entangled_share`; genuine dev answers reach 0.73): review flags it "nonsense?".
+#: thing (:func:`entangled_share`; genuine dev answers reach 0.77): review flags it "nonsense?".
 ENTANGLED_SHARE = 0.8
 ENTANGLED_MIN_SENTENCES = 3
 _PREFIX = re.compile(r"^(?:pre|re|un|over|under|sub|de|mis|out|up|co|inter|multi|self)-?(?=\w{3})")
@@ -254,9 +253,9 @@ def entangled_share(norms: list[str]) -> tuple[float, int]:
         (:func:`.topic.foreign_nouns`) or verb (:func:`foreign_verbs`, only when :data:`VERB_WORLD_SHARE` of
         the term sentences name foreign nouns) and not bridging to the model (:func:`bridges`); the number of such
         term sentences).
-        (0.0, 0) when no sentence uses a term. On tests/prose's dev split genuine answers reach 0.76 (exercise 1,
-        a detective squad carried through) and 0.68 (exercise 4) but for one weak answer told as a relay race
-        (1.0); nonsense is at 0.79-1.0 but for two of 27 (0.56, 0.60).
+        (0.0, 0) when no sentence uses a term. On tests/prose's dev split genuine answers reach 0.77 (exercise 1,
+        a newsroom carried through) and 0.80 (exercise 4, a bucket brigade) but for one weak answer told as a relay
+        race (1.0); nonsense is at 0.79-1.0 but for one of 27 (0.72).
     """
     total = odd = n = 0
     verbs = _verbs_count(norms)
