@@ -14,7 +14,7 @@ prints, per split (``dev``: may be tuned on; ``test``: never), the agreement:
 And, per adversarial kind, each answer's score and whether it was flagged for a person (the issue's
 "at most 3/10 or flagged").
 
-Run: python bench/prose_agreement.py [exercise1|exercise4|heldout1|heldout2|heldout3|heldout3_ex4] [--split test]
+Run: python bench/prose_agreement.py [exercise1|exercise4|heldout1|...|heldout4_ex4] [--split test]
 [--show]
 """
 from __future__ import annotations
@@ -44,7 +44,11 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            # a fourth for exercise 1 and a second for exercise 4, written the same day by a third writer after the
            # nonsense-flag changes, to measure them; never tuned on
            "heldout3": ROOT / "exercises/exercise1/rubric.toml",
-           "heldout3_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout3_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # a fifth and a third, written on 2026-12-02 by a fourth writer after the foreign-noun and named-error
+           # changes of that day, to measure them; never tuned on
+           "heldout4": ROOT / "exercises/exercise1/rubric.toml",
+           "heldout4_ex4": ROOT / "exercises/exercise4/rubric.toml"}
 
 
 @dataclass
