@@ -372,3 +372,36 @@ def test_more_wordings_of_the_named_errors(question, sentence, name):
 ])
 def test_the_mlp_mixing_tokens_is_found_in_more_wordings(q2, named):
     assert ("mlp_mixes_tokens" in found(block(q2))) is named
+
+
+@pytest.mark.parametrize("section, sentence, name", [
+    # the heads split the tokens, in more words: in charge of a piece, a fraction of the positions
+    (1, "In multi-head attention, the sentence is cut into eight pieces and every head takes care of one piece.",
+     "heads_split_tokens"),
+    (1, "In multi-head attention, with h heads each head covers n / h of the positions.", "heads_split_tokens"),
+    (1, "In multi-head attention, each head only sees part of the sentence, not the whole thing.", "heads_split_tokens"),
+    (1, "In multi-head attention, each head takes care of one kind of relationship, and every head reads the "
+        "whole sentence.", None),
+    (1, "In multi-head attention, each head works in d_model / h of the dimensions, so it is narrow.", None),
+    # a builder tells the heads what to do, or sets them up for a job
+    (1, "In multi-head attention, each head is set up from the start to focus on one type of relationship.",
+     "heads_assigned_roles"),
+    (1, "In multi-head attention, the architecture hard-codes which relationship each head tracks.",
+     "heads_assigned_roles"),
+    (1, "In multi-head attention, we tell every head what it should attend to before training starts.",
+     "heads_assigned_roles"),
+    (1, "In multi-head attention, we can tell what each head tracks by plotting its attention weights.", None),
+    (1, "In multi-head attention, you can tell each head apart by what it attends to after training.", None),
+    (1, "In multi-head attention, the heads are built to look at the whole sequence in parallel.", None),
+    # the MLP mixes across the sequence; not when the other clause gives the mixing to attention
+    (2, "The feed-forward layer mixes information across the sequence so that each token's output depends on "
+        "every other token.", "mlp_mixes_tokens"),
+    (2, "The FFN looks at the whole sequence at once and mixes the positions together.", "mlp_mixes_tokens"),
+    (2, "The MLP works on each token separately; mixing across positions is attention's job.", None),
+    (2, "Attention mixes information across the sequence and the MLP then processes each token on its own.", None),
+    (2, "The MLP mixes features within a token rather than across the sequence.", None),
+])
+def test_more_wordings_of_split_tokens_assigned_roles_and_mlp_mixing(section, sentence, name):
+    text = frame(q1=sentence) if section == 1 else block(sentence)
+    names = found(text) & {"heads_split_tokens", "heads_assigned_roles", "mlp_mixes_tokens"}
+    assert names == ({name} if name else set())

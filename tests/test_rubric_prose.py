@@ -234,3 +234,21 @@ def test_counting_letters_not_symbols():
     assert structure.non_latin_share("∑ √ ∞ → ≤ 12 + 64 = 76") == 0.0
     assert structure.non_latin_share("abc абв") == 0.5
     assert structure.non_latin_share("abcd 注意") == 0.5  # a Chinese character weighs two letters
+
+
+@pytest.mark.parametrize("example", ['(in "the old red car", "old" and "red" go to "car")', '(in "the old red car")',
+                                     '(e.g. "the chef cooked the pasta")'])
+def test_a_quoted_example_names_no_actor_of_another_world(example):
+    # the car and the chef are tokens of the example, not the actors of the sentence
+    text = answer(f"In multi-head attention several heads run in parallel. One head can link an adjective to its "
+                  f"noun {example}, another one finds what a pronoun refers to.", "The MLP works on each token.",
+                  "BERT attends both ways.")
+    assert rubric.evaluate(RUBRIC, text).lines["different_relations"].earned
+
+
+@pytest.mark.parametrize("name", ["feed forward network", "feed-forward network", "feedforward network"])
+def test_the_feed_forward_network_is_the_mlp_however_it_is_spelled(name):
+    text = answer("Several heads run in parallel on the same tokens.",
+                  f"After attention, a {name} is applied to each token separately, with the same weights.",
+                  "BERT attends both ways.")
+    assert rubric.evaluate(RUBRIC, text).lines["mlp_per_token"].earned

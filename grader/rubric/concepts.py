@@ -11,6 +11,7 @@ from .spec import Evidence
 from .read import FUNCTION_WORDS
 from .sentences import Unit
 from .topic import anchored, bound_and_mixed, foreign_agents, mapped, misused, mixing_paragraph, strong_beyond, topical
+from .worlds import unquoted
 
 
 @dataclass
@@ -258,7 +259,7 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
         cut = len(norms[0]) + 1
         for k, (lo, hi) in enumerate(((0, cut - 1), (cut, len(text)))):
             local = [(s - lo, e - lo) for s, e in combo if lo <= s < hi]
-            if local and foreign_agents(norms[k]) and not anchored(norms[k], local)[0]:
+            if local and _agents(norms[k]) and not anchored(norms[k], local)[0]:
                 return False
     beyond, some = anchored(text, list(combo))
     if beyond or any(topical(n) == "analogy" and mapped(n) for n in norms):
@@ -267,13 +268,19 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
     near = [v for v in units_ if v.block == scope[0].block] + units_[max(first - 1, 0):last + 2]
     # a keyword-list item is a fragment: its list (capped anyway) vouches for it; a sentence whose actors are
     # foreign ("nobody assigns the cooks their jobs") is about something else, whatever its paragraph
-    if any(foreign_agents(n) for n in norms):
+    if any(_agents(n) for n in norms):
         return False
     if first and _PRONOUN.match(norms[0]) and units_[first - 1].block == scope[0].block \
-            and foreign_agents(units_[first - 1].norm):  # "they" are the cooks of the sentence before
+            and _agents(units_[first - 1].norm):  # "they" are the cooks of the sentence before
         return False
     return (some or scope[0].list_item) and any(v.section == scope[0].section and v not in scope and topical(v.norm) == "domain"
                         for v in near)
+
+
+def _agents(norm: str) -> list[str]:
+    """:func:`.topic.foreign_agents` of a sentence, its quoted examples left out: in "one head links an adjective
+    to its noun (in 'the old red car')" the car is a token of the example, no actor (:func:`.worlds.unquoted`)."""
+    return foreign_agents(unquoted(norm))
 
 
 def find(ev: Evidence, units_: list[Unit], *, denied: bool = False) -> Hit | None:
