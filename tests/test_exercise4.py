@@ -259,6 +259,8 @@ def test_rubric_reads_only_the_explanation_and_gives_the_solution_full_marks():
     ("Without residuals the model overfits the training text, which is why its validation loss is so high. ", "no_residual_overfits"),
     ("Residual connections work because they add extra parameters to every block of the model. ", "residual_adds_capacity"),
     ("Post-norm is more stable at a high learning rate, so it should have learned better than pre-norm. ", "postnorm_more_stable"),
+    # memorising, tied to the run at U in words ("back up to about U"), not "U (3.29)"
+    ("It memorises the training windows, and its validation loss goes back up to about U. ", "no_residual_overfits"),
 ])
 def test_rubric_names_the_misconceptions(text, misconception):
     from exercises.exercise4.tests.hidden.explanation import _assess

@@ -400,8 +400,13 @@ def test_the_mlp_mixing_tokens_is_found_in_more_wordings(q2, named):
     (2, "The MLP works on each token separately; mixing across positions is attention's job.", None),
     (2, "Attention mixes information across the sequence and the MLP then processes each token on its own.", None),
     (2, "The MLP mixes features within a token rather than across the sequence.", None),
+    # "h times as much as a single head" is the cost error; "about as much as a single head" is the point
+    (1, "In multi-head attention, the heads therefore cost roughly h times as much as a single head, and going "
+        "from 8 to 16 heads doubles the cost.", "heads_cost_more"),
+    (1, "In multi-head attention, eight narrow heads cost about as much as a single head of full width, not eight "
+        "times as much.", None),
 ])
 def test_more_wordings_of_split_tokens_assigned_roles_and_mlp_mixing(section, sentence, name):
     text = frame(q1=sentence) if section == 1 else block(sentence)
-    names = found(text) & {"heads_split_tokens", "heads_assigned_roles", "mlp_mixes_tokens"}
+    names = found(text) & {"heads_split_tokens", "heads_assigned_roles", "mlp_mixes_tokens", "heads_cost_more"}
     assert names == ({name} if name else set())

@@ -251,8 +251,8 @@ def foreign_nouns(sentence: str) -> list[str]:
         head, at = "", m.end()
         for _ in range(3):
             w = re.match(r"([^\W\d_][\w'-]*)", sentence[at:])
-            if not w or (w.group(1) in FUNCTION_WORDS and w.group(1) not in _LEADING):
-                break
+            if not w or (w.group(1) in FUNCTION_WORDS and w.group(1) not in _LEADING) or w.group(1) in _PREPOSITIONS:
+                break  # "try this *after* a warm-up": no noun
             word = w.group(1)
             head, at = re.sub(r"'s?$", "", word), at + w.end()
             if word.endswith("'s") and not _general(head) and head not in out:
