@@ -34,9 +34,31 @@ N = rubric.normalise
     ("The heads are a lot like filters.", None),
     ("Imagine the heads as working together.", None),
     ("The heads are like spotlights.", ("spotlight", "spotlights")),
+    # "one ... is one head", a place after the noun, a noun spelled like an abstract one (used as a plural too)
+    ("In the transformer, one chef is one attention head.", ("chef", "chefs")),
+    ("So each cook at a station is a head.", ("cook", "cooks")),
+    ("The stations are the attention heads.", ("station", "stations")),
+    ("Each head is a function of the input.", None),
 ])
 def test_which_noun_is_mapped_onto_the_heads(sentence, picture):
     assert pictures.own_picture([N(sentence)]) == picture
+
+
+@pytest.mark.parametrize("q1, mapped", [
+    # the picture's merging set equal to concatenation + W_O in the mapping sentence
+    ("Twelve teachers mark the same essay at the same time. In multi-head attention the teachers are the heads. "
+     "Teacher = head, and the mark sheet plus the head of department = concat + W_O.", True),
+    # the merging told in one sentence, and the next bridges to the model
+    ("A squad of detectives gets the same case file. In the transformer, one detective is one attention head. When "
+     "the squad meets, everybody lays their notes side by side and the chief writes one report. In the model that "
+     "is the concatenation of the head outputs followed by the output projection W_O.", True),
+    # half a mapping: the heads' outputs concatenated, no merging of the picture's
+    ("Twelve teachers mark the same essay at the same time. In multi-head attention the teachers are the heads. "
+     "The outputs of the heads are concatenated and multiplied by W_O.", False),
+])
+def test_the_pictures_merging_mapped_onto_concatenation_and_w_o(q1, mapped):
+    text = ex1(q1, "The MLP works on each token.", "BERT attends both ways.")
+    assert rubric.evaluate(R1, text).lines["analogy_mapped"].earned is mapped
 
 
 def test_the_pictures_sentences_are_matched_as_sentences_about_the_heads():

@@ -11,7 +11,7 @@ from .spec import Evidence
 from .read import FUNCTION_WORDS
 from .sentences import Unit
 from .topic import anchored, bound_and_mixed, foreign_agents, mapped, misused, mixing_paragraph, strong_beyond, topical
-from .worlds import unquoted
+from .worlds import bridges, unquoted
 
 
 @dataclass
@@ -255,11 +255,13 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
     holding = tuple(n for n in norms if local[n])  # the sentences holding a piece; a neighbour's anchors do not help
     if mixing_paragraph(paragraph, holding) and not any(strong_beyond(n, local[n]) for n in holding):
         return False  # among sentences of pasta and ovens, "the sauce stays at the unigram level U"
-    if len(norms) == 2:  # a pair: the sentence holding a piece is not anchored by its neighbour's words alone
+    if len(norms) == 2:  # a pair: the sentence holding a piece is not anchored by its neighbour's words alone,
+        # unless the neighbour after it bridges from the picture to the model ("... the chief writes one report. In
+        # the model that is the concatenation ...": the picture's sentence is the analogy the bridge explains)
         cut = len(norms[0]) + 1
         for k, (lo, hi) in enumerate(((0, cut - 1), (cut, len(text)))):
             local = [(s - lo, e - lo) for s, e in combo if lo <= s < hi]
-            if local and _agents(norms[k]) and not anchored(norms[k], local)[0]:
+            if local and _agents(norms[k]) and not anchored(norms[k], local)[0] and not (k == 0 and bridges(norms[1])):
                 return False
     beyond, some = anchored(text, list(combo))
     if beyond or any(topical(n) == "analogy" and mapped(n) for n in norms):

@@ -40,9 +40,10 @@ _MAPPINGS = [re.compile(p) for p in (
     rf"{_NOUN}",
     rf"\b{_HEAD}\s+(?:is|are|act as|acts as|work as|works as|behave like|behaves like)\s+(?:just\s+|basically\s+|"
     rf"kind of\s+|sort of\s+)?(?:like\s+{_DET}*|{_DET}+)(?:\w+\s+)?{_NOUN}",
-    rf"\b(?:the|our|my|your|these|those|each|every|one|a|an)\s+(?:\w+\s+)?{_NOUN}\s+"
+    rf"\b(?:the|our|my|your|these|those|each|every|one|a|an)\s+(?:\w+\s+)?{_NOUN}"
+    rf"(?:\s+(?:at|in|of|on|from|with)\s+(?:the|a|an|each|every|our|my|their|his|her)\s+[a-z'-]+)?\s+"
     rf"(?:are|is|=|stand for|stands for|play|plays)\s+"
-    rf"(?:like\s+)?(?:the\s+role\s+of\s+)?(?:the\s+|a\s+|each\s+)?(?:attention\s+)?heads?\b",
+    rf"(?:like\s+)?(?:the\s+role\s+of\s+)?(?:the\s+|a\s+|an\s+|one\s+|each\s+)?(?:attention\s+)?heads?\b",
     rf"\b{_NOUN}\s*=\s*{_HEAD}\b",
 )]
 #: Words after the noun that show it is no noun of a picture ("a head is one of ...", "the heads are the same").
@@ -110,11 +111,10 @@ def _mapping(norm: str, norms: list[str] = ()) -> tuple[str, str] | None:
             forms = _forms(noun)
             if _no_noun(noun):
                 continue
-            if any(w in _NOT_A_PICTURE or w in topic._ADJECTIVES or topic._is_domain_word(w)
-                   or topic._ABSTRACT.search(w) for w in (noun, forms[0])):
+            if any(w in _NOT_A_PICTURE or w in topic._ADJECTIVES or topic._is_domain_word(w) for w in (noun, forms[0])):
                 continue
             if any(topic._general(w) for w in (noun, forms[0])) and not _noun_elsewhere(forms, norms):
-                continue
+                continue  # spelled like an adjective or an abstract noun ("detective", "station"): a noun if plural too
             return forms
     return None
 
