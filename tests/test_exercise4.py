@@ -261,6 +261,10 @@ def test_rubric_reads_only_the_explanation_and_gives_the_solution_full_marks():
     ("Post-norm is more stable at a high learning rate, so it should have learned better than pre-norm. ", "postnorm_more_stable"),
     # memorising, tied to the run at U in words ("back up to about U"), not "U (3.29)"
     ("It memorises the training windows, and its validation loss goes back up to about U. ", "no_residual_overfits"),
+    ("Without the skip connections the network simply has fewer parameters, so it cannot learn as much. ",
+     "residual_adds_capacity"),
+    ("Residuals make the model bigger and more expressive, so removing them shrinks what it can represent. ",
+     "residual_adds_capacity"),
 ])
 def test_rubric_names_the_misconceptions(text, misconception):
     from exercises.exercise4.tests.hidden.explanation import _assess

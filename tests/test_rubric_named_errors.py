@@ -410,3 +410,30 @@ def test_more_wordings_of_split_tokens_assigned_roles_and_mlp_mixing(section, se
     text = frame(q1=sentence) if section == 1 else block(sentence)
     names = found(text) & {"heads_split_tokens", "heads_assigned_roles", "mlp_mixes_tokens", "heads_cost_more"}
     assert names == ({name} if name else set())
+
+
+@pytest.mark.parametrize("section, sentence, name", [
+    (1, "In multi-head attention the heads take turns: head 1 finishes and hands its result to head 2.",
+     "heads_sequential"),
+    (1, "In multi-head attention each head waits until the previous head is done before it starts.",
+     "heads_sequential"),
+    (1, "In multi-head attention head 1 processes the tokens first, then head 2 continues from its output.",
+     "heads_sequential"),
+    (1, "In multi-head attention the heads do not take turns; they all work at the same time.", None),
+    (1, "Each block hands its output to the next block, while the heads inside it run in parallel.", None),
+    (1, "The layers take turns, but the heads of one layer all run at once.", None),
+    (2, "Layer normalisation rescales the values across the sequence so that every position has the same scale.",
+     "layer_norm_across_tokens"),
+    (2, "Layer norm rescales each token's vector on its own, not across the sequence.", None),
+    (2, "The MLP blends the positions together, so each output is a mix of all input positions.", "mlp_mixes_tokens"),
+    (2, "In the feed-forward network the tokens are combined with each other.", "mlp_mixes_tokens"),
+    (2, "The MLP is where information flows between the tokens.", "mlp_mixes_tokens"),
+    (2, "Attention blends the positions together; the MLP then works on each token separately.", None),
+    (3, "There is no real difference at the attention level: BERT and GPT both use masked self-attention.",
+     "bert_causal"),
+    (3, "BERT and GPT both use self-attention, but only GPT uses masked self-attention.", None),
+])
+def test_more_wordings_of_turns_layer_norm_over_tokens_mlp_blending_and_both_masked(section, sentence, name):
+    text = {1: lambda: frame(q1=sentence), 2: lambda: block(sentence), 3: lambda: frame(q3=sentence)}[section]()
+    names = found(text) & {"heads_sequential", "layer_norm_across_tokens", "mlp_mixes_tokens", "bert_causal"}
+    assert names == ({name} if name else set())
