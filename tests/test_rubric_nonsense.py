@@ -268,3 +268,34 @@ def test_the_flag_names_each_foreign_word_once():
     norms = [N("one head chases the carrot in the cage, another head chases the pronoun in the cage."),
              N("each head chases its own query in the hutch.")]
     assert worlds.entangled_words(norms) == ["carrot", "cage", "chases", "hutch"]
+
+
+STORY = ex1(
+    "We are sad to announce that head 4 of layer 2 has passed away. He grew up with seven brothers, who all read "
+    "the same tokens side by side, in parallel, and each had his own query, key and value. He was narrow, only "
+    "d_model / h wide, and his whole family together cost no more than one full-width head. His notes were "
+    "concatenated and mixed by W_O, an old friend of his.",
+    "He leaves behind the MLP, who worked on each token alone, and the residual connections, who kept him stable "
+    "around attention with a layer norm before each. He rests in block 2 of the stack.",
+    "He is survived by BERT, who saw in both directions, and by GPT, who wore a causal mask to the end.")
+TEAM = ex1(
+    "The heads are the reviewers of one contract: they all read the same tokens at the same time, in parallel. One "
+    "reviewer checks the dates, another the amounts; she uses her own checklist, which in the model is each head's "
+    "own W_Q, W_K and W_V. Each head works in d_model / h dimensions, so all of them together cost about one "
+    "full-width head. Their notes are concatenated and mixed by W_O: merging the notes is concat + W_O, and a "
+    "reviewer is a head. Unlike the team, nobody assigns the heads their jobs; they learn them.",
+    "The MLP works on each token on its own. Residual connections go around attention and the MLP, with a layer "
+    "norm before each. Blocks are stacked, each refining the one below.",
+    "BERT attends in both directions; GPT uses a causal mask.")
+
+
+def test_the_lessons_terms_told_as_the_characters_of_a_story_are_flagged():
+    n, rate = worlds.characters([rubric.normalise(STORY)])
+    assert n >= worlds.CHARACTERS_MIN and rate > worlds.CHARACTER_RATE
+    flags = nonsense_flags(R1, STORY)
+    assert len(flags) == 1 and "characters of a story" in flags[0]
+
+
+def test_a_reviewer_who_is_she_once_or_twice_is_no_story():
+    assert worlds.characters([rubric.normalise(TEAM)])[0] == 2  # "she", "her"
+    assert not any("characters of a story" in x for x in nonsense_flags(R1, TEAM))

@@ -18,7 +18,8 @@ nonsense           0.6      over 45 % of the words in sentences mixing the lesso
                             in sentences laying the lesson's terms over another world ("the residual
                             connections are the hoses", "head of lettuce", .worlds.world_share), or over 80 %
                             of the words that use the lesson's terms in sentences that also name a foreign
-                            thing (.worlds.entangled_share)
+                            thing (.worlds.entangled_share), or the terms told as the characters of a story
+                            (he, she, "BERT, who ...": 5 or more, over 2 per 100 words, .worlds.characters)
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
 error named        0.5      a misconception (or a 0-point named error) found on a question that earns nothing
@@ -184,5 +185,9 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
             own[f"nonsense?: {entangled:.0%} of what the answer says with the lesson's terms is said in sentences "
                 f"about other things ({', '.join(worlds.entangled_words([u.norm for u in units_]))}), never of "
                 "the model on its own"] = PENALTY["nonsense"]
+        elif worlds.told_as_a_story(sentences):
+            n, rate = worlds.characters(sentences)
+            own[f"nonsense?: the answer tells the lesson's terms as the characters of a story ({n} times he, she "
+                f"or who, {rate:.1f} per 100 words)"] = PENALTY["nonsense"]
     reasons = list(own)
     return confidence(list(a.needs_review) + reasons, own), reasons

@@ -284,3 +284,36 @@ def entangled_words(norms: list[str], limit: int = 6) -> list[str]:
 def inside_another_world(share: float, n_terms: int) -> bool:
     """Whether :func:`entangled_share`'s result says the answer never speaks of the model on its own."""
     return n_terms >= ENTANGLED_MIN_SENTENCES and share > ENTANGLED_SHARE
+
+
+#: A character of a story: a personal pronoun (he, she, his, her, ...) or "who"/"whose" right after one of the
+#: lesson's terms ("attention head 7, *who* died peacefully", "bert, *who* could see in both directions").
+_CHARACTER = re.compile(r"\b(?:he|she|him|his|her|hers|himself|herself)\b|(?:" + topic._STRONG.pattern + "|"
+                        + topic._WEAK.pattern + r")(?:\s+\d+)?,?\s+(?:who|whom|whose)\b")
+#: An answer tells the lesson's terms as the characters of a story (an obituary, a fairy tale, a wedding toast)
+#: when it names characters (:data:`_CHARACTER`) at least CHARACTERS_MIN times and at more than this rate per 100
+#: words. On tests/prose's dev split genuine answers reach 4 and 0.97 (a picture of people carried through);
+#: the dev nonsense told as a story 2.6-5.8.
+CHARACTER_RATE = 2.0
+CHARACTERS_MIN = 5
+
+
+def characters(norms: list[str]) -> tuple[int, float]:
+    """How often an answer speaks of characters (:data:`_CHARACTER`): (the count, the count per 100 words).
+
+    Args:
+        norms: the normalised sentences of an answer.
+
+    Returns:
+        (0, 0.0) for an empty answer. A technical explanation seldom says "he" or "she": the lesson's picture is a
+        team, and its people are told in the plural ("the reviewers", "each of them").
+    """
+    n = sum(len(_CHARACTER.findall(norm)) for norm in norms)
+    total = sum(len(words(norm)) for norm in norms)
+    return n, (100 * n / total if total else 0.0)
+
+
+def told_as_a_story(norms: list[str]) -> bool:
+    """Whether an answer tells the lesson's terms as characters (:func:`characters` over both thresholds)."""
+    n, rate = characters(norms)
+    return n >= CHARACTERS_MIN and rate > CHARACTER_RATE
