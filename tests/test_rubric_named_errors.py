@@ -437,3 +437,26 @@ def test_more_wordings_of_turns_layer_norm_over_tokens_mlp_blending_and_both_mas
     text = {1: lambda: frame(q1=sentence), 2: lambda: block(sentence), 3: lambda: frame(q3=sentence)}[section]()
     names = found(text) & {"heads_sequential", "layer_norm_across_tokens", "mlp_mixes_tokens", "bert_causal"}
     assert names == ({name} if name else set())
+
+
+@pytest.mark.parametrize("q2, unsure", [
+    # an error in words no evidence knows: a person reads it
+    ("The FFN is where the positions get blended into one another.", True),
+    # read either way: the error named, or the right version earned in that sentence
+    ("The MLP mixes information between tokens.", False),
+    ("The MLP works on each token on its own, with no mixing between tokens.", False),
+    # the mixing is attention's
+    ("Attention lets tokens exchange information; the FFN only processes each token's own vector.", False),
+])
+def test_a_sentence_about_an_error_that_the_rubric_cannot_read_asks_a_person(q2, unsure):
+    reasons = rubric.evaluate(RUBRIC, block(q2)).needs_review
+    assert any(r.startswith("unsure:") and "the MLP mixes information between tokens" in r for r in reasons) is unsure
+
+
+def test_a_misconception_may_only_oppose_lines_of_the_rubric(tmp_path):
+    text = (ROOT / "exercises/exercise1/rubric.toml").read_text(encoding="utf-8")
+    bad = text.replace('opposes = ["mlp_per_token"]', 'opposes = ["mlp_each_token"]', 1)
+    assert bad != text
+    (tmp_path / "rubric.toml").write_text(bad, encoding="utf-8")
+    with pytest.raises(rubric.RubricError, match="opposes.*mlp_each_token.*not line ids"):
+        rubric.load(tmp_path / "rubric.toml")

@@ -26,6 +26,9 @@ error named        0.5      a misconception (or a 0-point named error) found on 
 borderline         0.5      the total is within ``review_band`` of the pass mark
 keywords           0.5      mostly keywords (capped)
 partly copied      0.4      a share of the answer is found in a copy source, below "copied"
+unsure             0.4      a sentence speaks of what a misconception is about (its ``near`` patterns: "the
+                            FFN ... the positions ... blended") and neither the error nor the line it opposes
+                            was found in it (:func:`unread_near`): an error in words no evidence knows
 other              0.5      any other reason a step gives (matched by its first words, see :func:`penalty_of`)
 =================  =======  ================================================================================
 
@@ -47,7 +50,7 @@ from .structure import AnswerSpec, foreign_paragraphs, load_spec
 from . import topic, worlds
 
 PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "nonsense": 0.6, "contradiction": 0.5, "error named": 0.5,
-           "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "other": 0.5}
+           "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "unsure": 0.4, "other": 0.5}
 #: First words of the reasons other steps give, and their kind (checked in this order).
 _KIND_OF_REASON = (("partly copied", "partly copied"), ("copied", "copied"), ("mostly keywords", "keywords"),
                    ("the answer may not be in english", "other language"), ("borderline", "borderline"))
@@ -132,6 +135,31 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
     return out
 
 
+def unread_near(rubric: Rubric, units_: list[Unit], a) -> dict:
+    """The misconceptions an answer speaks of without the rubric reading what it says (each with the sentence): a
+    sentence asserts every pattern of the misconception's ``near`` ("the MLP ... the tokens ... mix"), and neither
+    the misconception nor a line it ``opposes`` was found in that sentence. An error told in words no evidence
+    knows ("the FFN is where the positions get blended") lands here instead of passing unnoticed.
+
+    Args:
+        rubric: the compiled rubric; units_: the units the concepts were matched in; a: the assessment so far.
+
+    Returns:
+        {misconception: the sentence}, in the rubric's order; empty when every such sentence was read.
+    """
+    out = {}
+    for m in rubric.misconceptions:
+        if m.near is None or a.misconceptions[m.id].found:
+            continue
+        hit = find(m.near, units_)
+        if hit is None:
+            continue
+        read = {q for line_id in m.opposes for q in a.lines[line_id].quotes}
+        if hit.quote not in read:
+            out[m] = hit.quote
+    return out
+
+
 def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Unit] | None = None
           ) -> tuple[float, list[str]]:
     """The reasons this step adds for assessment ``a`` (an :class:`~.judge.Assessment` with lines,
@@ -157,6 +185,9 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
                 f"{m.statement}"] = PENALTY["contradiction"]
         elif r.found:  # a named error is a claim about the student: a person confirms it
             own[f"error named: the answer says that {m.statement}"] = PENALTY["error named"]
+    for m, quote in unread_near(rubric, matched or units_, a).items():
+        own[f"unsure: a sentence speaks of whether {m.statement}, in words the rubric reads neither as that error "
+            f"nor as its right version: \"{quote}\""] = PENALTY["unsure"]
     spec = _spec(rubric.path)
     already_language = any(penalty_of(r) == PENALTY["other language"] for r in a.needs_review)
     if spec is not None and not already_language:

@@ -89,6 +89,12 @@ class Misconception:
     #: Ids of the lines this error contradicts: an answer that makes it does not earn them, however well it states
     #: them elsewhere (tests/prose/LABELLING.md: "a confident error loses the concept it contradicts").
     loses: tuple[str, ...] = ()
+    #: Where the answer speaks of what this error is about (``[misconception.near]``: every pattern in one asserted
+    #: sentence, e.g. the MLP, the tokens and a word of mixing) without the error or the line it ``opposes`` found
+    #: in that sentence: the rubric could not read it either way, and review asks a person (.review).
+    near: Evidence | None = None
+    #: The lines that state the right version (default: ``loses``); a ``near`` sentence that earns one is read.
+    opposes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -201,16 +207,19 @@ def load(path: Path) -> Rubric:
             Misconception(id=x["id"], question=int(x["question"]), points=float(x["points"]),
                           statement=x["statement"], hint=x["hint"],
                           evidence=evidence(x.get("evidence"), f"misconception {x['id']!r}"),
-                          loses=tuple(x.get("loses", ())))
+                          loses=tuple(x.get("loses", ())),
+                          near=evidence([x["near"]], f"misconception {x['id']!r}, near")[0] if "near" in x else None,
+                          opposes=tuple(x.get("opposes", x.get("loses", ()))))
             for x in data.get("misconception", ()))
         ids = [x.id for x in lines] + [m.id for m in misconceptions]
         if len(set(ids)) != len(ids):
             raise RubricError(f"{path}: duplicate ids: {sorted({i for i in ids if ids.count(i) > 1})}")
         for m in misconceptions:
-            unknown = sorted(set(m.loses) - {x.id for x in lines})
-            if unknown:
-                raise RubricError(f"{path}: misconception {m.id!r} loses {unknown}, which are not line ids: "
-                                  f"use the id of a [[line]]")
+            for field in ("loses", "opposes"):
+                unknown = sorted(set(getattr(m, field)) - {x.id for x in lines})
+                if unknown:
+                    raise RubricError(f"{path}: misconception {m.id!r} {field} {unknown}, which are not line ids: "
+                                      f"use the id of a [[line]]")
         return Rubric(
             path=path, lines=lines, misconceptions=misconceptions,
             questions={int(k): v for k, v in data.get("questions", {}).items()},
