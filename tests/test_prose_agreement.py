@@ -19,15 +19,15 @@ sys.modules["prose_agreement"] = agreement  # its dataclasses look their module 
 _spec.loader.exec_module(agreement)
 
 #: Floors on the test splits, each a little under what was measured (bench/prose_agreement.py; README of
-#: exercise 1): exercise 1's test split meets the issue's 85 % (86 % of 37, with the answers written on 2026-12-02:
-#: analogies carried through, new confident errors; 84 % when they joined, before the engine read them); heldout1 (written after the engine, never tuned
-#: on) measured 75 %; exercise 4's test split is small (7 genuine answers: one miss is 14 points); heldout2 (written
+#: exercise 1): exercise 1's test split meets the issue's 85 % (89 % of 45; set v's answers, written on 2026-12-02,
+#: brought it to 82 % when they joined, before the engine read their dev half); heldout1 (written after the engine,
+#: never tuned on) measured 75 %; exercise 4's test split is small (12 answers: one miss is 8 points); heldout2 (written
 #: on 2026-12-02 by a writer who never saw the engine; never tuned on) measured 100 % of 16; heldout3 and
 #: heldout3_ex4 (a third writer, after the nonsense flags of that day; never tuned on) measured 50 % of 10 and 80 %
 #: of 5: the answers explained through an analogy of their own are scored too low (README of exercise 1); heldout4 and
 #: heldout4_ex4 (a fourth writer, after the foreign-noun and named-error changes of that day; never tuned on)
 #: measured 96 % of 24 and 86 % of 7.
-WITHIN_1 = {"exercise1": 0.83, "exercise4": 0.70, "heldout1": 0.70, "heldout2": 0.85, "heldout3": 0.40,
+WITHIN_1 = {"exercise1": 0.86, "exercise4": 0.70, "heldout1": 0.70, "heldout2": 0.85, "heldout3": 0.40,
             "heldout3_ex4": 0.60, "heldout4": 0.90, "heldout4_ex4": 0.70}
 ADVERSARIAL_MAX = 3.0
 #: Share of each set's adversarial answers that must be at most 3/10 or flagged (measured 0.89-0.98; the issue asks for all: see
