@@ -15,7 +15,7 @@ Per file it prints:
 Files named ``dev_*`` may be tuned on; ``heldout_*`` were written by a writer who never saw the rubric or the
 grader, and are never tuned on.
 
-Run: python bench/named_errors.py [--show]
+Run: python bench/named_errors.py [--show] [--show-heldout]
 """
 from __future__ import annotations
 
@@ -114,7 +114,10 @@ def files() -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--show", action="store_true", help="print every wrong name and every missed error")
+    p.add_argument("--show", action="store_true",
+                   help="print every wrong name and every missed error of the dev files (dev_*)")
+    p.add_argument("--show-heldout", action="store_true",
+                   help="print them for the held-out files too (measure only: never tune on what it shows)")
     args = p.parse_args(argv)
     for path in files():
         rows = judge_file(path)
@@ -127,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(errors)} errors, {sum(r.caught for r in errors)} named "
               f"({100 * sum(r.caught for r in errors) / max(1, len(errors)):.0f} %)"
               + (f", {sum(r.wrong_name for r in errors)} given another name" if errors else ""))
-        if args.show:
+        if args.show_heldout or (args.show and path.stem.startswith("dev_")):
             for r in wrong:
                 print(f"  WRONG [{r.q}] {r.topic} -> {list(r.named)} :: {r.text}")
             for r in errors:
