@@ -272,6 +272,29 @@ def test_a_rubric_pattern_with_an_undefined_term_is_refused(tmp_path):
     with pytest.raises(rubric.RubricError, match=r"uses \{w10\}, which \[terms\] does not define"):
         rubric.load(bad)
 
+
+def test_terms_inside_terms_are_expanded_and_a_loop_is_refused(tmp_path):
+    text = (ROOT / "exercises/exercise1/rubric.toml").read_text(encoding="utf-8")
+    a = rubric.load(ROOT / "exercises/exercise1/rubric.toml")
+    assert not any("{" + "gpt}" in p.pattern for m in a.misconceptions for e in m.evidence for p in e.unless)
+    bad = tmp_path / "rubric.toml"
+    bad.write_text(text.replace("gpt = '", "gpt = '{gpt_foil}|", 1), encoding="utf-8")
+    with pytest.raises(rubric.RubricError, match=r"uses itself \(gpt -> gpt_foil -> gpt\)"):
+        rubric.load(bad)
+    bad.write_text(text.replace("gpt = '", "gpt = '{gtp}|", 1), encoding="utf-8")
+    with pytest.raises(rubric.RubricError, match=r"\[terms\] gpt: pattern .* uses \{gtp\}"):
+        rubric.load(bad)
+
+
+@pytest.mark.parametrize("q3, named", [
+    ("BERT masks random words for training, which is not the same as causal masking.", False),
+    ("Unlike in GPT, in BERT there is no rule saying a token cannot see future tokens.", False),
+    # the unless is cancelled when the student denies it: a "not" it does not spell itself
+    ("BERT's attention is causal; it is not different from a causal mask at all.", True),
+])
+def test_an_unless_that_spells_its_own_negation_is_asserted(q3, named):
+    assert ("bert_causal" in found(frame(q3=q3))) is named
+
 NAMED = {"heads_sequential", "bert_causal", "gpt_bidirectional", "heads_full_width", "heads_assigned_roles",
          "mlp_weights_per_position", "no_layer_norm", "residual_only_attention", "heads_share_qkv", "wo_before_concat",
          "residual_carries_attention", "layer_norm_across_tokens"}

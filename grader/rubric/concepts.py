@@ -234,8 +234,18 @@ def _denied_around(ev: Evidence, text: str, found: tuple[Clause, ...], combo, ow
 
 
 def _asserted_match(pattern: re.Pattern, text: str, found: tuple[Clause, ...]) -> bool:
-    """Whether ``pattern`` matches somewhere in ``text`` in an asserting clause (for ``unless``)."""
-    return any(asserted(found, [(m.start(), m.end())]) for m in pattern.finditer(text))
+    """Whether ``pattern`` matches somewhere in ``text`` in an asserting clause (for ``unless``). A negation the
+    pattern itself spells is its own, as for evidence (:func:`_owner`): "which is *not the same as* causal masking"
+    and "there is *no rule* saying ..." are asserted matches of patterns that say "not the same as", "no rule"."""
+    for m in pattern.finditer(text):
+        def owned(cue: Cue, m: re.Match = m) -> bool:
+            if cue.stance != "negated" or not (m.start() <= cue.start and cue.end <= m.end()):
+                return False
+            blanked = text[:cue.start] + "q" * (cue.end - cue.start) + text[cue.end:]
+            return not pattern.match(blanked, m.start())
+        if asserted(found, [(m.start(), m.end())], owned=owned):
+            return True
+    return False
 
 
 def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: list[Unit],

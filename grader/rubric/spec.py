@@ -164,12 +164,23 @@ def load(path: Path) -> Rubric:
         raise RubricError(f"cannot read rubric {path}: {exc}") from exc
     terms = {k: str(v) for k, v in data.get("terms", {}).items()}
 
-    def compile_(pattern: str, where: str) -> re.Pattern:
+    def expand(pattern: str, where: str, seen: tuple[str, ...] = ()) -> str:
+        """``pattern`` with every ``{term}`` replaced, terms inside terms too ("gpt_foil" uses "{gpt}")."""
         unknown = sorted({name for name in re.findall(r"\{([A-Za-z_]\w*)\}", pattern) if name not in terms})
         if unknown:  # a typo would otherwise match the braces literally, i.e. never
             raise RubricError(f"{path}: {where}: pattern {pattern!r} uses {', '.join('{' + n + '}' for n in unknown)}, "
                               f"which [terms] does not define (defined: {', '.join(sorted(terms))})")
-        expanded = re.sub(r"\{(\w+)\}", lambda m: terms.get(m.group(1), m.group(0)), pattern)
+
+        def term(m: re.Match) -> str:
+            name = m.group(1)
+            if name in seen:
+                raise RubricError(f"{path}: {where}: term {{{name}}} uses itself ({' -> '.join(seen + (name,))})")
+            return expand(terms[name], f"[terms] {name}", seen + (name,))
+
+        return re.sub(r"\{([A-Za-z_]\w*)\}", term, pattern)
+
+    def compile_(pattern: str, where: str) -> re.Pattern:
+        expanded = expand(pattern, where)
         try:
             return re.compile(expanded)
         except re.error as exc:

@@ -1,0 +1,79 @@
+"""Whether a named error is right, on single sentences labelled before the grader read them (issue 11).
+
+bench/named_errors.py grades each labelled sentence of tests/prose/sentences inside a neutral answer. The red
+team's correct sentences (dev_redteam, aimed at the rules; tuned on) must name nothing; the held-out sets (written by
+writers who never saw the rubric; never tuned on) are held to a little under what was measured, so that a rule change
+that names correct sentences, or stops naming real errors, fails here.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("named_errors", ROOT / "bench/named_errors.py")
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["named_errors"] = bench  # its dataclasses look their module up
+_spec.loader.exec_module(bench)
+
+#: Per file: (most correct sentences given any name, fewest errors named with their own name). Measured on
+#: 2026-12-06: dev_redteam 0 of 276 named (94 on 2026-12-02); heldout_s1 1 of 144 and 41 of 72; heldout_s2 (at
+#: arrival, before any change made after it was written) 5 of 162 and 39 of 90.
+LIMITS = {"dev_redteam": (0, 0), "heldout_s1": (2, 38), "heldout_s2": (6, 36)}
+
+
+@pytest.fixture(scope="module", params=sorted(LIMITS))
+def judged(request):
+    return request.param, bench.judge_file(bench.SENTENCES / f"{request.param}.toml")
+
+
+def test_correct_sentences_are_seldom_named(judged):
+    name, rows = judged
+    wrong = [f"{r.topic}: {r.text} -> {r.named}" for r in rows if not r.error and r.named]
+    assert len(wrong) <= LIMITS[name][0], "\n".join(wrong)
+
+
+def test_errors_are_named_and_never_by_another_name(judged):
+    name, rows = judged
+    errors = [r for r in rows if r.error]
+    assert sum(r.caught for r in errors) >= LIMITS[name][1]
+    assert not [r.text for r in errors if r.wrong_name]  # an error named as another error is a wrong diagnosis
+
+
+@pytest.mark.parametrize("q, sentence", [
+    (2, "The FFN is shared across positions."),
+    (2, "The MLP gets information from other tokens only via attention."),
+    (2, "The attention scores need no layer norm because the softmax already normalises them."),
+    (2, "Layer norm is not applied across the tokens; it works on each token's vector."),
+    (2, "The first residual goes around attention, not around the MLP; the second goes around the MLP."),
+    (2, "The residual stream keeps the token vector and the attention pattern is recomputed in every block."),
+    (3, "BERT masks random words for training, which is not the same as causal masking."),
+    (3, "BERT sees the tokens on both sides, unlike causal models such as GPT."),
+    (3, "GPT gives up the bidirectional view that BERT has."),
+    (3, "In GPT, the last token attends to every token in the prompt."),
+    ("ex4", "Residual connections add zero parameters."),
+    ("ex4", "Without residuals the model cannot even fit the training set, let alone overfit."),
+    ("ex4", "Post-norm diverged while pre-norm was more stable."),
+])
+def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
+    assert bench.named(q, sentence)[0] == ()
+
+
+@pytest.mark.parametrize("q, sentence, error", [
+    (2, "The MLP shares information across the positions of the sentence.", "mlp_mixes_tokens"),
+    (2, "The MLP looks at the neighbouring tokens to build each output.", "mlp_mixes_tokens"),
+    (2, "The block has no layer norm at all.", "no_layer_norm"),
+    (2, "Layer norm takes the mean over the positions of the sequence.", "layer_norm_across_tokens"),
+    (2, "The residual stream carries the attention pattern from block to block.", "residual_carries_attention"),
+    (3, "BERT only attends to the previous tokens.", "bert_causal"),
+    (3, "GPT is bidirectional, so every token sees the whole sentence.", "gpt_bidirectional"),
+    ("ex4", "The residual connections add extra parameters, so the model has more capacity.", "residual_adds_capacity"),
+    ("ex4", "Without residuals the model memorises the training text and overfits.", "no_residual_overfits"),
+    ("ex4", "With no residuals, it memorises the training text.", "no_residual_overfits"),
+    ("ex4", "Post-norm is more stable than pre-norm at a high learning rate.", "postnorm_more_stable"),
+])
+def test_the_errors_next_to_them_are_still_named(q, sentence, error):
+    assert error in bench.named(q, sentence)[0]
