@@ -37,6 +37,13 @@ HEADINGS = ("## 1. Multi-head attention: a team reading one contract", "## 2. Th
 #: Exercise 1's neutral answer, one correct sentence per question; the tested sentence replaces its question's.
 NEUTRAL = ("Several heads run in parallel on the same tokens.", "The MLP works on each token on its own.",
            "BERT attends both ways; GPT uses a causal mask.")
+#: A sentence of the lesson's own topic that stands before the tested one in its section, as the rest of a real
+#: answer does: a sentence alone in its section has no neighbours to show that its words are meant in the lesson's
+#: sense (grader/rubric/concepts.py, _in_domain), which no real answer lacks. It asserts nothing a line or an
+#: error reads.
+CONTEXT = ("Multi-head attention is the core of every transformer layer.",
+           "A transformer block has two sub-layers.",
+           "Both models are stacks of transformer blocks.")
 #: Exercise 4's neutral explanation; the tested sentence is appended to it.
 NEUTRAL_EX4 = ("Without residuals every block has to pass the whole signal on, and the gradient has no direct path to "
                "the first blocks, so the model only learns the letter frequencies and its loss stays at U. In post-norm "
@@ -77,7 +84,7 @@ def _assess(q: int | str, sentence: str | None):
         return rubric.evaluate(_rubric("exercise4"), text)
     parts = list(NEUTRAL)
     if sentence is not None:
-        parts[q - 1] = sentence
+        parts[q - 1] = f"{CONTEXT[q - 1]} {sentence}"
     text = "\n\n".join(f"{h}\n\n{p}" for h, p in zip(HEADINGS, parts)) + "\n"
     return rubric.evaluate(_rubric("exercise1"), text)
 

@@ -165,7 +165,7 @@ def load(path: Path) -> Rubric:
     terms = {k: str(v) for k, v in data.get("terms", {}).items()}
 
     def expand(pattern: str, where: str, seen: tuple[str, ...] = ()) -> str:
-        """``pattern`` with every ``{term}`` replaced, terms inside terms too ("gpt_foil" uses "{gpt}")."""
+        """``pattern`` with every ``{term}`` replaced, terms inside terms too (a term may be built of others)."""
         unknown = sorted({name for name in re.findall(r"\{([A-Za-z_]\w*)\}", pattern) if name not in terms})
         if unknown:  # a typo would otherwise match the braces literally, i.e. never
             raise RubricError(f"{path}: {where}: pattern {pattern!r} uses {', '.join('{' + n + '}' for n in unknown)}, "
