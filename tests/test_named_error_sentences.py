@@ -21,9 +21,11 @@ _spec.loader.exec_module(bench)
 
 #: Per file: (most correct sentences given any name, fewest errors named with their own name). Measured on
 #: 2026-12-06 with the tested sentence after a sentence of context (bench/named_errors.py CONTEXT): dev_redteam 0 of 276
-#: named (94 on 2026-12-02); dev_errors 0 of 72 and 84 of 216; heldout_s1 0 of 144 and 43 of 72; heldout_s2 5 of 162
-#: and 41 of 90 (at its arrival, without the context sentence: 5 of 162 and 39 of 90).
-LIMITS = {"dev_redteam": (0, 0), "dev_errors": (1, 80), "heldout_s1": (1, 40), "heldout_s2": (6, 38)}
+#: named (94 on 2026-12-02); dev_redteam2 1 of 369 (162 when it was written, against the rules of c9d0c8d); dev_errors
+#: 0 of 72 and 89 of 216 (80 when it arrived); heldout_s1 0 of 144 and 44 of 72; heldout_s2 5 of 162 and 41 of 90 (at
+#: its arrival, without the context sentence: 5 of 162 and 39 of 90).
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_errors": (1, 85), "heldout_s1": (1, 40),
+          "heldout_s2": (6, 38)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))
@@ -58,6 +60,13 @@ def test_errors_are_named_and_never_by_another_name(judged):
     ("ex4", "Residual connections add zero parameters."),
     ("ex4", "Without residuals the model cannot even fit the training set, let alone overfit."),
     ("ex4", "Post-norm diverged while pre-norm was more stable."),
+    (1, "Before the heads see anything, the tokenizer splits the text into tokens."),
+    (1, "All heads share the same value of d_k, 64."),
+    (1, "We do the concatenation first and after that W_O mixes the heads."),
+    (3, "GPT-3 is an autoregressive model, and a bidirectional model would not fit generation."),
+    (3, "BERT differs from Llama, which is causal."),
+    ("ex4", "Post-norm is more stable with warm-up than without."),
+    ("ex4", "Without residuals the model is unable to overfit."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -75,6 +84,14 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     ("ex4", "Without residuals the model memorises the training text and overfits.", "no_residual_overfits"),
     ("ex4", "With no residuals, it memorises the training text.", "no_residual_overfits"),
     ("ex4", "Post-norm is more stable than pre-norm at a high learning rate.", "postnorm_more_stable"),
+    (1, "Each head is processed in turn, after the head before it has been completed.", "heads_sequential"),
+    (1, "The heads are stacked in series inside the layer, so the output of head 1 is the input of head 2.",
+     "heads_sequential"),
+    (1, "With 12 heads and 120 tokens the sentence is divided among the heads, 10 tokens each.", "heads_split_tokens"),
+    (1, "Multi-head attention costs roughly h times as much as a single head, and going from 8 to 16 heads doubles "
+        "the attention cost.", "heads_cost_more"),
+    (3, "GPT, by contrast, is bidirectional: every token attends to both sides, because GPT gets the whole prompt.",
+     "gpt_bidirectional"),
 ])
 def test_the_errors_next_to_them_are_still_named(q, sentence, error):
     assert error in bench.named(q, sentence)[0]

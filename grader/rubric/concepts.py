@@ -124,7 +124,11 @@ def _aside(text: str, subject_end: int, at: int) -> bool:
 
 def _said_of(ev: Evidence, text: str, at: int, previous: str) -> bool:
     """Whether the property at ``at`` is said of ``ev.about`` (nearest mention wins, see :class:`Evidence`; a
-    mention that is only compared with, :func:`_mentions`, is no candidate)."""
+    mention that is only compared with, :func:`_mentions`, is no candidate). A mention that holds the property's
+    first word decides first: in "a bidirectional model would not fit GPT", "bidirectional" names the rival."""
+    for pattern, is_about in ((ev.rivals, False), (ev.about, True)):  # "a *bidirectional* model like RoBERTa"
+        if pattern is not None and any(m.start() <= at < m.end() for m in pattern.finditer(text)):
+            return is_about
     mentions = _mentions(ev, text)
     before = [is_about for pos, is_about in mentions if pos < at]
     if before:

@@ -33,7 +33,8 @@ class Evidence:
         patterns: every one must match inside the same scope.
         within: ``0`` = one sentence; ``n > 0`` = all matches within ``n`` words of each other.
         sentences: 1, or 2 to let the patterns spread over two consecutive sentences of one paragraph.
-        unless: a match anywhere in the sentence cancels the evidence.
+        unless: a match anywhere in the sentence cancels the evidence (a misconception's own ``unless`` list is added
+            to each of its evidence).
         unless_near: a match inside the matched span cancels it.
         negatable: how negations inside the matched span count (:mod:`.assertions` gives their scope).
             ``True``: a negation whose scope covers a matched piece cancels it, unless the pattern itself
@@ -186,7 +187,9 @@ def load(path: Path) -> Rubric:
         except re.error as exc:
             raise RubricError(f"{path}: {where}: bad pattern {pattern!r}: {exc}") from exc
 
-    def evidence(entries, where: str) -> tuple[Evidence, ...]:
+    def evidence(entries, where: str, common_unless=()) -> tuple[Evidence, ...]:
+        """The compiled ``[[...evidence]]`` entries; ``common_unless``: the misconception's own ``unless``, which
+        cancels each of its evidence (a correct sense of its words: "the tokenizer splits the text")."""
         if not entries:
             raise RubricError(f"{path}: {where} has no [[...evidence]]")
         out = []
@@ -199,7 +202,7 @@ def load(path: Path) -> Rubric:
                 patterns=tuple(compile_(p, w) for p in e["all"]),
                 within=0 if within == "sentence" else int(within),
                 sentences=int(e.get("sentences", 1)),
-                unless=tuple(compile_(p, w) for p in e.get("unless", ())),
+                unless=tuple(compile_(p, w) for p in (*e.get("unless", ()), *common_unless)),
                 unless_near=tuple(compile_(p, w) for p in e.get("unless_near", ())),
                 negatable=bool(e.get("negatable", True)),
                 about=compile_(e["about"], w) if "about" in e else None,
@@ -217,7 +220,7 @@ def load(path: Path) -> Rubric:
         misconceptions = tuple(
             Misconception(id=x["id"], question=int(x["question"]), points=float(x["points"]),
                           statement=x["statement"], hint=x["hint"],
-                          evidence=evidence(x.get("evidence"), f"misconception {x['id']!r}"),
+                          evidence=evidence(x.get("evidence"), f"misconception {x['id']!r}", x.get("unless", ())),
                           loses=tuple(x.get("loses", ())),
                           near=evidence([x["near"]], f"misconception {x['id']!r}, near")[0] if "near" in x else None,
                           opposes=tuple(x.get("opposes", x.get("loses", ()))))
