@@ -89,6 +89,13 @@ def _assess(q: int | str, sentence: str | None):
     return rubric.evaluate(_rubric("exercise1"), text)
 
 
+@lru_cache(maxsize=None)
+def _neutral(q: int | str) -> tuple[frozenset[str], bool]:
+    """What the neutral answer alone is found to say (computed once per question)."""
+    got, unsure = _found(_assess(q, None))
+    return frozenset(got), unsure
+
+
 def _found(a) -> tuple[set[str], bool]:
     return ({k for k, m in a.misconceptions.items() if m.found},
             any(r.startswith("unsure") for r in a.needs_review))
@@ -101,7 +108,7 @@ def named(q: int | str, sentence: str) -> tuple[tuple[str, ...], bool]:
     """
     if q not in (1, 2, 3, "ex4"):
         raise ValueError(f"q must be 1, 2, 3 or 'ex4', not {q!r}")
-    base, base_unsure = _found(_assess(q, None))
+    base, base_unsure = _neutral(q)
     got, unsure = _found(_assess(q, sentence))
     return tuple(sorted(got - base)), unsure and not base_unsure
 

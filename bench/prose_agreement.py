@@ -62,6 +62,7 @@ class Graded:
     score: float
     flagged: list[str]
     text: str
+    seconds: float = 0.0  # the engine's time for this answer (the issue allows at most 1 s)
 
 
 def labelled(exercise: str) -> list[tuple[str, dict, str]]:
@@ -95,7 +96,7 @@ def grade_all(exercise: str) -> list[Graded]:
         a = rubric.evaluate(rub, text, copy_sources=sources)
         flags = list(a.needs_review) + peers.get(name, [])
         out.append(Graded(name, str(entry.get("kind", "genuine")), str(entry["split"]), float(entry["label"]),
-                          10 * a.total / a.max_total, flags, text))
+                          10 * a.total / a.max_total, flags, text, a.seconds))
     return out
 
 
@@ -172,6 +173,9 @@ def main(argv=None) -> int:
         ok = [r for r in part if r.score <= 3 or r.flagged]
         print(f"  {kind:18s} {len(ok)}/{len(part)} at most 3/10 or flagged; scores "
               + ", ".join(f"{r.score:.1f}{'*' if r.flagged else ''}" for r in part))
+    slowest = max(rows, key=lambda r: r.seconds)
+    print(f"  slowest answer {slowest.seconds * 1000:.0f} ms ({slowest.name}); median "
+          f"{sorted(r.seconds for r in rows)[len(rows) // 2] * 1000:.0f} ms")
     if args.show:
         for r in rows:
             if args.split in (r.split, "all") and abs(r.score - r.label) > 1:

@@ -2,6 +2,7 @@
 concept is named to the student and flagged for a person, and costs nothing beyond the concept it loses."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -483,3 +484,14 @@ def test_a_misconception_may_only_oppose_lines_of_the_rubric(tmp_path):
     (tmp_path / "rubric.toml").write_text(bad, encoding="utf-8")
     with pytest.raises(rubric.RubricError, match="opposes.*mlp_each_token.*not line ids"):
         rubric.load(tmp_path / "rubric.toml")
+
+
+@pytest.mark.parametrize("exercise", ["exercise1", "exercise4"])
+def test_no_rubric_pattern_can_backtrack_without_end(exercise):
+    """A repeated group whose separator may be empty (``(?:\\s*[\\w,]+){0,16}?``) splits one word in exponentially
+    many ways when the rest fails to match: one such pattern took 190 s on a 20-word sentence. Word gaps are written
+    with a required separator, ``(?:\\s+\\S+){0,16}?``."""
+    r = rubric.load(ROOT / f"exercises/{exercise}/rubric.toml")
+    every = [p for x in (*r.lines, *r.misconceptions) for e in x.evidence for p in (*e.patterns, *e.unless, *e.unless_near)]
+    bad = [p.pattern for p in every if re.search(r"\(\?:\\s\*\[[^\]]*\]\+\)\{\d*,\d+\}", p.pattern)]
+    assert bad == []
