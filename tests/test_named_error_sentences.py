@@ -94,6 +94,10 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
         "the attention cost.", "heads_cost_more"),
     (3, "GPT, by contrast, is bidirectional: every token attends to both sides, because GPT gets the whole prompt.",
      "gpt_bidirectional"),
+    # a model named by its property is the subject's own when the sentence says the subject is one
+    (3, "BERT is an autoregressive model, so each token only sees the tokens before it.", "bert_causal"),
+    (3, "GPT is a bidirectional model.", "gpt_bidirectional"),
+    (3, "GPT uses bidirectional context, so every token sees the whole sentence.", "gpt_bidirectional"),
 ])
 def test_the_errors_next_to_them_are_still_named(q, sentence, error):
     assert error in bench.named(q, sentence)[0]
