@@ -19,7 +19,9 @@ nonsense           0.6      over 45 % of the words in sentences mixing the lesso
                             connections are the hoses", "head of lettuce", .worlds.world_share), or over 80 %
                             of the words that use the lesson's terms in sentences that also name a foreign
                             thing (.worlds.entangled_share), or the terms told as the characters of a story
-                            (he, she, "BERT, who ...": 5 or more, over 2 per 100 words, .worlds.characters)
+                            (he, she, "BERT, who ...": 5 or more, over 2 per 100 words, .worlds.characters),
+                            or written as another kind of text: a letter's, a speech's, an advert's conventions
+                            and many words foreign to answers on this lesson (.genre)
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
 error named        0.5      a misconception (or a 0-point named error) found on a question that earns nothing
@@ -47,7 +49,7 @@ from .concepts import find
 from .spec import Rubric
 from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
-from . import topic, worlds
+from . import genre, topic, worlds
 
 PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "nonsense": 0.6, "contradiction": 0.5, "error named": 0.5,
            "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "unsure": 0.4, "other": 0.5}
@@ -220,5 +222,7 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
             n, rate = worlds.characters(sentences)
             own[f"nonsense?: the answer tells the lesson's terms as the characters of a story ({n} times he, she "
                 f"or who, {rate:.1f} per 100 words)"] = PENALTY["nonsense"]
+        elif reason := genre.written_as_another_genre(markdown, sentences):
+            own[reason] = PENALTY["nonsense"]
     reasons = list(own)
     return confidence(list(a.needs_review) + reasons, own), reasons
