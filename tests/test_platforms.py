@@ -188,7 +188,7 @@ def test_the_readme_set_up_installs_the_pinned_torch_from_the_cpu_index_as_ci_ru
     set_up = readme.split("## The two commands")[1].split("```")[1].strip()
     steps = [step.strip() for step in set_up.split("&&")]
     assert steps[1] == f".venv/bin/pip install --no-deps {pins[0]} --index-url https://download.pytorch.org/whl/cpu"
-    assert steps[2] == '.venv/bin/pip install -e ".[dask]"'
+    assert steps[2] == '.venv/bin/pip install -e ".[dask,test]"'
     ci = (ROOT / ".ci" / "run").read_text().replace("\\\n", " ")
     ran = next(line for line in ci.splitlines() if line.startswith("python3 -m venv"))
     assert [" ".join(s.replace(" -q", "").split()) for s in ran.split("&&")] == steps
