@@ -14,7 +14,7 @@ prints, per split (``dev``: may be tuned on; ``test``: never), the agreement:
 And, per adversarial kind, each answer's score and whether it was flagged for a person (the issue's
 "at most 3/10 or flagged").
 
-Run: python bench/prose_agreement.py [exercise1|exercise4|heldout1|...|heldout4_ex4] [--split test]
+Run: python bench/prose_agreement.py [exercise1|exercise4|heldout1|...|heldout5_ex4] [--split test]
 [--show]
 """
 from __future__ import annotations
@@ -48,7 +48,11 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            # a fifth and a third, written on 2026-12-02 by a fourth writer after the foreign-noun and named-error
            # changes of that day, to measure them; never tuned on
            "heldout4": ROOT / "exercises/exercise1/rubric.toml",
-           "heldout4_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout4_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # a sixth and a fourth, written on 2026-12-06 by a fifth writer after the genre flag (grader/rubric/genre.py),
+           # with genre frames and genuine answers in personal registers among ordinary ones; never tuned on
+           "heldout5": ROOT / "exercises/exercise1/rubric.toml",
+           "heldout5_ex4": ROOT / "exercises/exercise4/rubric.toml"}
 
 
 @dataclass
