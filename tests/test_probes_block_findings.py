@@ -104,7 +104,7 @@ def test_block_probes_make_few_calls_and_are_fast():
     # activation read through fc.bias is the identity); on a correct block layer_norm runs once for the attention
     # check, mha once for it and once for the ln1 reader, gelu once for the activation
     assert counts == {"block": 18, "layer_norm": 1, "gelu": 1, "mha": 2}
-    assert elapsed < 0.5
+    assert elapsed < 5  # the counts above are the check; this only catches a run gone quadratic
     counts["block"] = 0
     assert bp.run_block(counted("block", S.transformer_block)) == []
     assert counts["block"] == 19

@@ -178,11 +178,11 @@ def test_settings_are_checked():
         CopySettings.from_table({"free_share": 0.9, "zero_share": 0.5}, "rubric.toml")
 
 
-def test_one_answer_is_measured_in_milliseconds():
+def test_one_answer_is_measured_well_within_a_second():
     copying.prepare.cache_clear()
     started = time.perf_counter()
     best_source(plain_text(OWN_WORDS), rubric.copy_sources_for(RUBRIC, ROOT, ROOT / "x.md"), SETTINGS)
-    assert time.perf_counter() - started < 0.2
+    assert time.perf_counter() - started < 1.0  # the limit for a whole answer; bench/prose_agreement.py measures it
 
 
 def test_copy_sources_stay_with_the_judge():

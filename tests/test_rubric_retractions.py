@@ -192,7 +192,9 @@ def test_genuine_sentences_with_and_stay_prose(sentence):
 def test_units_stop_normalising_at_the_cut(text, total):
     started = time.perf_counter()
     out, n, cut = units(R1, blocks(text)[0])
-    assert time.perf_counter() - started < 0.5
+    # a guard against work that grows with the input past the cut (normalising all of it takes seconds), loose
+    # enough for a loaded CI machine: the time per answer is measured by bench/prose_agreement.py
+    assert time.perf_counter() - started < 5
     assert n == total and cut
     assert sum(len(u.norm.split()) for u in out) <= R1.max_words
 

@@ -383,7 +383,7 @@ def test_a_header_with_a_million_dimensions_is_refused_at_once():
     started = time.perf_counter()
     with pytest.raises(ProtocolError, match="longer than"):
         decode({"__ndarray__": 0}, [_npy_v2(header, b"\0" * 8)])
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 5  # parsing it took minutes; loose enough for a loaded machine
 
 
 def test_more_than_64_dimensions_are_refused():
