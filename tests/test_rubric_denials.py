@@ -46,6 +46,21 @@ def test_a_denial_of_something_else_inside_the_span_keeps_the_line(r, text, line
     assert line in earned(r, text)
 
 
+@pytest.mark.parametrize("text, earns", [
+    ("Without residuals the gradient reaching the first blocks is tiny, so they barely train.", True),
+    ("With no residual connection the signal has no way around any block. At initialisation the gradient also shrinks "
+     "through every block, so the first blocks hardly learn.", True),
+    ("In post-norm the gradient is tiny by the time it reaches the first block.", False),
+    ("With residuals the gradient is never tiny at the first blocks, without them it is.", False),
+    ("Without residuals the gradient at the first blocks is not tiny at all.", False),
+    ("Some people say that without residuals the gradient reaching the first blocks is tiny.", False),
+])
+def test_the_gradient_path_said_from_the_model_without_residuals(text, earns):
+    # three labellers who never saw the rubric count "without residuals the gradient barely reaches the first
+    # blocks" as the gradient's path; post-norm, "with residuals", a denial and hearsay do not count
+    assert ("gradient_path" in earned(R4, text)) is earns
+
+
 # --------------------------------------------------------------------------- 2. negatable = false owns only its pieces' negations
 
 def test_negatable_false_owns_only_negations_inside_its_pieces():
