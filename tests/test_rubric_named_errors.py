@@ -495,3 +495,25 @@ def test_no_rubric_pattern_can_backtrack_without_end(exercise):
     every = [p for x in (*r.lines, *r.misconceptions) for e in x.evidence for p in (*e.patterns, *e.unless, *e.unless_near)]
     bad = [p.pattern for p in every if re.search(r"\(\?:\\s\*\[[^\]]*\]\+\)\{\d*,\d+\}", p.pattern)]
     assert bad == []
+
+
+@pytest.mark.parametrize("q1, name, named", [
+    # the head as wide as the model, said after its queries or output, or with the model's own number
+    ("Each head computes its queries, keys and values at the full d_model width.", "heads_full_width", True),
+    ("With d_model = 768 and 12 heads, each head's queries and keys are 768-dimensional.", "heads_full_width", True),
+    ("Every head works in the full 512 dimensions, nothing is shrunk for the heads.", "heads_full_width", True),
+    ("Each head projects from the full d_model space down to 64 dimensions.", "heads_full_width", False),
+    ("Each head reads the full 512-dimensional input and projects it to 64 dimensions.", "heads_full_width", False),
+    ("With d_model = 768 and 12 heads, each head's queries are 64-dimensional.", "heads_full_width", False),
+    ("The heads' outputs are concatenated back to the full d_model width before W_O.", "heads_full_width", False),
+    # one set of projections for all heads
+    ("Each of the 12 heads uses the very same W_Q, W_K and W_V.", "heads_share_qkv", True),
+    ("A single set of query, key and value projections is shared by all the heads in the layer.", "heads_share_qkv", True),
+    ("In this layer there is just one Q, K, V projection and all the heads use it.", "heads_share_qkv", True),
+    ("All heads use the same input tokens, but each has its own W_Q, W_K and W_V.", "heads_share_qkv", False),
+    ("One output projection W_O is shared by all the heads: it mixes their concatenated outputs.", "heads_share_qkv", False),
+    ("One fused W_Q is shared by all heads and split into their columns, each head its own 64.", "heads_share_qkv", False),
+    ("In multi-query attention a single key projection is shared by all the heads.", "heads_share_qkv", False),
+])
+def test_width_and_shared_projection_errors_are_named_in_their_wordings_only(q1, name, named):
+    assert (name in found(frame(q1=q1))) is named
