@@ -31,6 +31,11 @@ def frame(q1: str = "Several heads run in parallel on the tokens.", q3: str = "B
     ("BERT masks some tokens during pre-training, but its attention sees both sides.", set()),
     ("GPT only sees earlier tokens; BERT sees both directions.", set()),
     ("In GPT a causal mask hides the future tokens, so attention only looks left.", set()),
+    ("In BERT, attention only looks backwards: each token just sees what came before it.", {"bert_causal"}),
+    ("For a 4-word input to BERT, the attention matrix is lower-triangular.", {"bert_causal"}),
+    ("BERT cannot use the right context of a word, because its self-attention is masked to the left.", {"bert_causal"}),
+    ("GPT's attention, unlike a bidirectional encoder's, only looks back.", set()),
+    ("GPT's attention matrix is lower-triangular; BERT's is full.", set()),
 ])
 def test_bert_and_gpt_errors_are_named_only_when_said_of_that_model(q3, names):
     assert found(frame(q3=q3)) & {"bert_causal", "gpt_bidirectional"} == names
