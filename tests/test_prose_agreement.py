@@ -35,10 +35,12 @@ ADVERSARIAL_MAX = 3.0
 #: the README of exercise 1 for the kinds still missed).
 ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, "heldout4_ex4": 0.75, "heldout5": 0.25,
                       "heldout5_ex4": 0.5}
-# measured there: 10 of 12, 5 of 5, 8 of 12, 3 of 4, 3 of 10, 2 of 4
+# measured there: 10 of 12, 5 of 5, 9 of 12, 3 of 4, 3 of 10, 2 of 4
 #: Adversarial kinds of a set of which fewer than half are caught (measured; the README says which): each is an
 #: xfail that turns into a failure once they are caught, so that this table is then updated.
-KNOWN_MISSED = {("heldout3", "confident_error"), ("heldout4", "confident_error"), ("heldout4_ex4", "confident_error"),
+#: heldout4's confident errors left this table on 2026-12-06: a wording of layer norm across the tokens, added for the
+#: dev sentences, names its layer-norm error (3 of 6 caught; measured, never tuned on).
+KNOWN_MISSED = {("heldout3", "confident_error"), ("heldout4_ex4", "confident_error"),
                 ("heldout5", "nonsense"), ("heldout5_ex4", "nonsense")}
 
 

@@ -522,3 +522,20 @@ def test_no_rubric_pattern_can_backtrack_without_end(exercise):
 ])
 def test_width_and_shared_projection_errors_are_named_in_their_wordings_only(q1, name, named):
     assert (name in found(frame(q1=q1))) is named
+
+
+def _q2(text: str) -> str:
+    return f"## 1\n\nSeveral heads run in parallel on the tokens.\n\n## 2\n\n{text}\n\n## 3\n\nBERT attends both ways.\n"
+
+
+@pytest.mark.parametrize("q2, named", [
+    ("After layer norm, each feature has mean zero over the sentence, since the statistics are computed over the "
+     "sequence dimension.", True),
+    ("Layer norm needs a mean and a variance. It computes them for each feature over all the tokens in the sequence.", True),
+    ("Layer norm is like batch norm but over the sequence instead of the batch.", True),
+    ("Layer norm normalises each token's vector over its own features, independently of the other tokens.", False),
+    ("Batch norm averages each feature over the tokens of the batch; layer norm works on one token at a time.", False),
+    ("Layer norm has a gamma and a beta for each feature, shared across all the positions.", False),
+])
+def test_layer_norm_across_tokens_is_named_in_its_wordings_only(q2, named):
+    assert ("layer_norm_across_tokens" in found(_q2(q2))) is named
