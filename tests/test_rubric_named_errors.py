@@ -524,10 +524,6 @@ def test_width_and_shared_projection_errors_are_named_in_their_wordings_only(q1,
     assert (name in found(frame(q1=q1))) is named
 
 
-def _q2(text: str) -> str:
-    return f"## 1\n\nSeveral heads run in parallel on the tokens.\n\n## 2\n\n{text}\n\n## 3\n\nBERT attends both ways.\n"
-
-
 @pytest.mark.parametrize("q2, named", [
     ("After layer norm, each feature has mean zero over the sentence, since the statistics are computed over the "
      "sequence dimension.", True),
@@ -538,4 +534,4 @@ def _q2(text: str) -> str:
     ("Layer norm has a gamma and a beta for each feature, shared across all the positions.", False),
 ])
 def test_layer_norm_across_tokens_is_named_in_its_wordings_only(q2, named):
-    assert ("layer_norm_across_tokens" in found(_q2(q2))) is named
+    assert ("layer_norm_across_tokens" in found(block(q2))) is named
