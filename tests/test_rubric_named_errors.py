@@ -535,3 +535,14 @@ def test_width_and_shared_projection_errors_are_named_in_their_wordings_only(q1,
 ])
 def test_layer_norm_across_tokens_is_named_in_its_wordings_only(q2, named):
     assert ("layer_norm_across_tokens" in found(block(q2))) is named
+
+
+@pytest.mark.parametrize("q1, named", [
+    ("With 12 heads and a sequence of 120 tokens, each head handles 10 of the tokens.", True),
+    ("In the layer, head 1 looks at words 1 to 4, head 2 at words 5 to 8, and so on.", True),
+    ("The heads each get a different slice of the sentence and attend only within it.", True),
+    ("With 12 heads and 120 tokens, each head attends to all 120 of the tokens.", False),
+    ("Each head handles 64 of the 512 dimensions, and every head sees all the tokens.", False),
+])
+def test_heads_splitting_the_tokens_is_named_in_counted_wordings(q1, named):
+    assert ("heads_split_tokens" in found(frame(q1=q1))) is named
