@@ -546,3 +546,14 @@ def test_layer_norm_across_tokens_is_named_in_its_wordings_only(q2, named):
 ])
 def test_heads_splitting_the_tokens_is_named_in_counted_wordings(q1, named):
     assert ("heads_split_tokens" in found(frame(q1=q1))) is named
+
+
+@pytest.mark.parametrize("q2, named", [
+    ("A separate set of feed-forward weights is learned for every position of the sequence.", True),
+    ("With a context of 512 tokens there are 512 separate feed-forward networks, one per position.", True),
+    ("The feed-forward layer is position-specific: each position gets its own W_1 and W_2.", True),
+    ("The same feed-forward weights are used at every position, so it is position-wise.", False),
+    ("The MLP is applied to each token separately. It uses the same weights at each position.", False),
+])
+def test_mlp_weights_per_position_is_named_in_more_wordings(q2, named):
+    assert ("mlp_weights_per_position" in found(block(q2))) is named
