@@ -265,6 +265,8 @@ def test_rubric_reads_only_the_explanation_and_gives_the_solution_full_marks():
      "residual_adds_capacity"),
     ("Residuals make the model bigger and more expressive, so removing them shrinks what it can represent. ",
      "residual_adds_capacity"),
+    ("Post-norm is the safer choice at a high learning rate, since it keeps the stream from growing. ", "postnorm_more_stable"),
+    ("At lr = 1e-2, pre-norm diverged and post-norm reached a loss well below 3.29. ", "postnorm_more_stable"),
 ])
 def test_rubric_names_the_misconceptions(text, misconception):
     from exercises.exercise4.tests.hidden.explanation import _assess
@@ -274,6 +276,17 @@ def test_rubric_names_the_misconceptions(text, misconception):
                "Post-norm puts the layer norm on the residual path, so the gradient must cross it in every block. ")
     a = _assess(padding + text * 2, ())
     assert [m for m, r in a.misconceptions.items() if r.found] == [misconception]
+
+
+@pytest.mark.parametrize("text", [
+    "Post-norm diverged at lr = 1e-2 while pre-norm trained smoothly and reached 2.5. ",
+    "Post-norm normalises after the residual add, and that placement is the less stable one at a high rate. ",
+])
+def test_rubric_does_not_name_post_norm_stable_for_the_right_way_round(text):
+    from exercises.exercise4.tests.hidden.explanation import _assess
+
+    a = _assess(text * 2, ())
+    assert not a.misconceptions["postnorm_more_stable"].found
 
 
 def test_plots_are_drawn_from_their_specs():
