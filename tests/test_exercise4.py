@@ -267,6 +267,10 @@ def test_rubric_reads_only_the_explanation_and_gives_the_solution_full_marks():
      "residual_adds_capacity"),
     ("Post-norm is the safer choice at a high learning rate, since it keeps the stream from growing. ", "postnorm_more_stable"),
     ("At lr = 1e-2, pre-norm diverged and post-norm reached a loss well below 3.29. ", "postnorm_more_stable"),
+    ("Extra learnable weights are added by the residual connections, and that is why the model improved. ",
+     "residual_adds_capacity"),
+    ("The no-residual model is just a smaller model, so of course it only learns letter frequencies. ",
+     "residual_adds_capacity"),
 ])
 def test_rubric_names_the_misconceptions(text, misconception):
     from exercises.exercise4.tests.hidden.explanation import _assess
@@ -281,12 +285,14 @@ def test_rubric_names_the_misconceptions(text, misconception):
 @pytest.mark.parametrize("text", [
     "Post-norm diverged at lr = 1e-2 while pre-norm trained smoothly and reached 2.5. ",
     "Post-norm normalises after the residual add, and that placement is the less stable one at a high rate. ",
+    "The residual connections add no parameters: they are a plain addition. ",
+    "Residual connections add zero weights, yet the model with them trained far better. ",
 ])
-def test_rubric_does_not_name_post_norm_stable_for_the_right_way_round(text):
+def test_rubric_names_no_error_in_the_right_version(text):
     from exercises.exercise4.tests.hidden.explanation import _assess
 
     a = _assess(text * 2, ())
-    assert not a.misconceptions["postnorm_more_stable"].found
+    assert [m for m, r in a.misconceptions.items() if r.found] == []
 
 
 def test_plots_are_drawn_from_their_specs():
