@@ -74,7 +74,7 @@ def grade1():
 
 
 #: Test files whose tests grade with re-training, a cluster or a whole bundle (tens of seconds each): run first, so that
-#: the two worker processes of README's `pytest -n 2` share them and the quick tests fill the end. Without this the
+#: the two worker processes of README's `pytest -n 2 --dist worksteal` share them and the quick tests fill the end. Without this the
 #: last minutes of a run were one worker finishing exercise 4's gradings while the other waited.
 SLOW_FIRST = ("test_exercise4.py", "test_cluster.py", "test_release.py", "test_batch.py", "test_lms_classroom.py",
               "test_bundle_diagnosis.py", "test_hostile.py")
