@@ -26,8 +26,8 @@ _spec.loader.exec_module(bench)
 #: session). Held out, never tuned on: heldout_s1 1 of 144 and 49 of 72; heldout_s2 5 of 162 and 49 of 90 (5 and 39
 #: when it arrived); heldout_redteam3, a red team's attack on the rules of 9b6dadf: 69 of 225 correct sentences named
 #: (77 when it arrived) and 49 of 54 errors: a measure of what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (3, 0), "dev_errors": (1, 142),
-          "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (75, 46)}
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_errors": (1, 142),
+          "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (66, 46)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))

@@ -8,6 +8,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from .concepts import Hit, find
+from .elsewhere import about_elsewhere
 from .copying import Passage, judge_copy
 from .pictures import matching_units
 from .spec import Rubric
@@ -105,16 +106,21 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
                                     quotes=quotes, missing_parts=missing)
 
     earned_questions = {x.question for x in rubric.lines if lines[x.id].earned}
-    misconceptions = {}
+    misconceptions, elsewhere_reasons = {}, []
     for m in rubric.misconceptions:
         hit = next((h for h in (find(ev, matched) for ev in m.evidence) if h), None)
+        other = about_elsewhere(hit.quote) if hit else ""
+        if other:  # about another model or an output head: the evidence does not single the error out
+            elsewhere_reasons.append(f"unsure: a sentence reads like the error that {m.statement}, but it speaks of "
+                                     f"{other}, not the lesson's model; the error is not named: \"{hit.quote}\"")
+            hit = None
         misconceptions[m.id] = MisconceptionResult(m.id, m.points, applies=m.question in earned_questions,
                                                    found=hit is not None, quote=hit.quote if hit else "")
         for line_id in m.loses if hit else ():  # a confident error loses the concept it contradicts
             lines[line_id].earned = lines[line_id].counted = False
             lines[line_id].contradicted_by = lines[line_id].contradicted_by or m.id
 
-    problems, notes, review = [], [], []
+    problems, notes, review = [], [], list(dict.fromkeys(elsewhere_reasons))
     lo, hi = rubric.suggested
     if n_words == 0:
         problems.append("the answer is empty: write your explanation under the headings of the template")

@@ -55,7 +55,8 @@ PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "nonsense": 0
            "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "unsure": 0.4, "other": 0.5}
 #: First words of the reasons other steps give, and their kind (checked in this order).
 _KIND_OF_REASON = (("partly copied", "partly copied"), ("copied", "copied"), ("mostly keywords", "keywords"),
-                   ("the answer may not be in english", "other language"), ("borderline", "borderline"))
+                   ("the answer may not be in english", "other language"), ("borderline", "borderline"),
+                   ("unsure", "unsure"))
 #: Off-topic: more than this share of the answer's words stand in off-topic sentences (:func:`.topic.topical`).
 OFF_TOPIC_SHARE = 0.3
 #: Nonsense: more than this share of the words stand in sentences mixing lesson terms with unrelated nouns
