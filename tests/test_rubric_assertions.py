@@ -401,6 +401,22 @@ def test_resolve_leading_offsets():
     assert resolve_leading("the heads read tokens.", "these heads are fine.") is None
 
 
+@pytest.mark.parametrize("previous, sentence, resolved", [
+    ("the layer has several heads.", "it runs them one at a time.", "the layer runs them one at a time."),
+    ("the block has attention and an mlp.", "but it does not normalise.", "but the block does not normalise."),
+    ("layer norm keeps the scale steady.", "it works on each token.", "layer norm works on each token."),
+    ("the mlp works on each token.", "it is important to see why.", None),  # the dummy "it"
+    ("the mlp works on each token.", "it seems simple.", None),
+    ("the heads read tokens.", "it runs.", None),  # a plural subject is no antecedent of "it"
+    ("the model with residuals trained better.", "it had more weights.", None),  # not simple: left alone
+    ("some people like the mlp.", "it mixes tokens.", None),  # no subject at the start
+])
+def test_a_leading_it_stands_for_the_simple_singular_subject_before(previous, sentence, resolved):
+    from grader.rubric.concepts import resolve_leading
+    got = resolve_leading(previous, sentence)
+    assert (got[0] if got else None) == resolved
+
+
 def test_a_resolved_hit_is_quoted_at_the_pronoun():
     units_, _, _ = rubric.sentences.units(RUBRIC, rubric.read.blocks(CONTEXT + "The heads are not sequential. They run in parallel.")[0])
     from grader.rubric.concepts import find

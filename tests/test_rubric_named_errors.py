@@ -52,6 +52,14 @@ def test_sequential_heads_are_named_only_for_heads(q1, named):
     assert ("heads_sequential" in found(frame(q1=q1))) is named
 
 
+@pytest.mark.parametrize("q1, named", [
+    ("The layer has several heads. It runs them sequentially, one at a time.", True),
+    ("The layer has several heads. It runs them all at once, in parallel.", False),
+])
+def test_an_error_said_with_it_is_named(q1, named):
+    assert ("heads_sequential" in found(frame(q1=q1))) is named
+
+
 def test_a_named_error_costs_nothing_more_and_is_flagged():
     text = (ANSWERS / "swapped_bert_gpt" / "answer.md").read_text(encoding="utf-8")
     a = rubric.evaluate(RUBRIC, text)

@@ -54,17 +54,35 @@ _SUBJECT = re.compile(r"(?:(?:in|for|within|inside|with) [^,]{1,40}, )?((?:(?:th
                       r"produce|focus|speciali[sz]e|capture|track)\b)")
 
 
+#: A leading "it" that stands for something: not the dummy "it" of "it is important to ...", "it seems ...".
+_IT = re.compile(r"(?:(?:and|but|so|yet|then|instead),? )?(?P<p>it)\b(?! (?:is|was) (?:\w+ )?(?:important|clear|easy|"
+                 r"hard|possible|impossible|true|false|worth|known|likely|unlikely|useful|necessary|interesting|natural|"
+                 r"surprising|tempting|common|fair|obvious|enough)\b)(?! (?:seems|seemed|turns out|turned out|means|meant|"
+                 r"follows|appears|appeared|helps|is said|was said|is thought|is often|matters|depends)\b)")
+#: The simple singular subject that opens a sentence, before a verb a singular subject takes: "the layer has",
+#: "the MLP works", "layer norm keeps".
+_SUBJECT_ONE = re.compile(r"(?:(?:in|for|within|inside|with) [^,]{1,40}, )?((?:(?:the|this|that|its|our|each|every) )"
+                          r"(?:[\w-]+ ){0,2}?[\w-]+|attention|self-attention|layer ?norm|multi-head attention) "
+                          r"(?=(?:is|was|has|had|does|did|can|could|will|would|must|should|may|might|also|only|never|"
+                          r"not|then|still|just|always|\w+s)\b)")
+
+
 def resolve_leading(previous: str, sentence: str) -> tuple[str, int, int, int] | None:
     """``sentence`` with a leading "they" ("but they", "each of them", "these are") replaced by the simple
-    plural subject that opens ``previous`` ("the heads are not sequential. they run in parallel"), for
-    matching only; None when either is missing or the subject is not simple (a determiner, up to two
-    modifiers and a plural noun, no function word: "some people" or "nobody" are left alone).
+    plural subject that opens ``previous`` ("the heads are not sequential. they run in parallel"), or a
+    leading "it" by its simple singular subject ("the layer has several heads. it runs them one at a time";
+    not the dummy "it is important to ..."), for matching only; None when either is missing or the subject is
+    not simple (a determiner, up to two modifiers and a noun, no function word: "some people" or "nobody" are
+    left alone).
 
     Returns:
         (resolved text, pronoun start, pronoun end, subject length): offsets of the pronoun in ``sentence``.
     """
-    pronoun = _PRONOUN.match(sentence)
-    subject = _SUBJECT.match(previous)
+    pronoun, subject = _PRONOUN.match(sentence), _SUBJECT.match(previous)
+    if not pronoun:
+        pronoun, subject = _IT.match(sentence), _SUBJECT_ONE.match(previous)
+        if subject and any(w.endswith("s") and not w.endswith("ss") for w in subject.group(1).split()[1:]):
+            return None  # a plural noun ("the heads") or a verb's -s form is no singular subject
     if not pronoun or not subject:
         return None
     words_ = subject.group(1).split()
