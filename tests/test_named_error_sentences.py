@@ -21,13 +21,15 @@ _spec.loader.exec_module(bench)
 
 #: Per file: (most correct sentences given any name, fewest errors named with their own name). Measured on
 #: 2026-12-06 with the tested sentence after a sentence of context (bench/named_errors.py CONTEXT), dev sets tuned on:
-#: dev_redteam 0 of 276 named (94 on 2026-12-02); dev_redteam2 1 of 369 (162 when it arrived); dev_redteam4 2 of 256
-#: (115 when it arrived); dev_errors 0 of 72 and 148 of 216 errors (80 when it arrived, 110 at the start of the last
-#: session). Held out, never tuned on: heldout_s1 1 of 144 and 49 of 72; heldout_s2 5 of 162 and 49 of 90 (5 and 39
-#: when it arrived); heldout_redteam3, a red team's attack on the rules of 9b6dadf: 69 of 225 correct sentences named
-#: (77 when it arrived) and 49 of 54 errors: a measure of what the rules cannot read.
+#: dev_redteam 0 of 276 named (94 on 2026-12-02); dev_redteam2 1 of 369 (162 when it arrived); dev_redteam4 1 of 256
+#: (115 when it arrived); dev_errors 0 of 72 and 151 of 216 errors (80 when it arrived). Held out, never tuned on:
+#: heldout_s1 1 of 144 and 49 of 72; heldout_s2 5 of 162 and 50 of 90 (5 and 39 when it arrived); heldout_redteam3, a
+#: red team's attack on the rules of 9b6dadf: 64 of 225 correct sentences named (77 when it arrived) and 49 of 54
+#: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived, 51 of 54 errors.
+#: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_errors": (1, 142),
-          "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (66, 46)}
+          "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (66, 46),
+          "heldout_redteam6": (94, 48)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))
