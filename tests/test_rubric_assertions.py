@@ -74,6 +74,14 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     ("Unless the MLP mixes the tokens, nothing moves between positions.", "the mlp mixes the tokens", "supposed"),
     ("Assuming heads split the tokens, the cost drops.", "heads split the tokens", "supposed"),
     ("Heads run in parallel, even on a small model.", "heads run in parallel", "asserted"),
+    # a possibility left unrealised supposes; "would have" and "must have" assert
+    ("GPT could have used bidirectional attention, but then it could not learn to predict the next token.",
+     "gpt could have used bidirectional attention", "supposed"),
+    ("GPT could have used bidirectional attention, but its causal mask hides the future.",
+     "its causal mask hides the future", "asserted"),
+    ("The heads might have been sequential in an older design.", "the heads might have been sequential", "supposed"),
+    ("Each extra head would have made the layer more expensive.", "each extra head would have made the layer", "asserted"),
+    ("The heads must have learned different patterns.", "the heads must have learned different patterns", "asserted"),
     ("If you add heads, each head gets narrower.", "each head gets narrower", "asserted"),
     # framing
     ("A common misconception is that the heads split the tokens.", "the heads split the tokens", "framed"),

@@ -57,7 +57,8 @@ with a ``stance`` and the cues that gave it:
     the antecedent of a conditional ("*if* the heads ran one after another, ...", "*unless* ...",
     "*suppose* ...", "*imagine* ...", "*assuming* ...", an inverted "*had* the heads run ...", "*were* the heads to
     ...", whose consequent is make-believe too), and the consequent of an "if" in the same sentence
-    when it is counterfactual ("..., the layer *would* be slower", "could have", "might"). The antecedent
+    when it is counterfactual ("..., the layer *would* be slower", "could have", "might"); a counterfactual on
+    its own ("GPT *could have used* bidirectional attention, but ...", :data:`.cues.COUNTERFACTUAL`). The antecedent
     of a general rule whose consequent is asserted ("if you add heads, the width of each head shrinks") is
     marked ``rule=True``: evidence may use it when another of its pieces is asserted in that sentence.
 ``refuted``
@@ -277,6 +278,7 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
             marks.append(Cue("framed", trailing.start(), trailing.end(), seg[0], seg[1]))
         if text[seg[0]:seg[1]].rstrip().endswith("?"):
             marks.append(Cue("question", seg[1] - 1, seg[1], seg[0], seg[1]))
+        marks += [Cue("supposed", m.start(), m.end(), seg[0], seg[1]) for m in cues.COUNTERFACTUAL.finditer(text, *seg)]
         if i and cues.REFUTE_SAME.match(text[seg[0]:seg[1]].lstrip(" ,;:")):
             prev = segs[i - 1]
             marks.append(Cue("refuted", seg[0], seg[1], *prev))
