@@ -44,6 +44,10 @@ GUARDED = [
     ("q1", "In PaLM, all the heads share a single key and value projection.", "heads_share_qkv"),
     ("q1", "The engineers give the LM head its job: mapping each vector to logits.", "heads_assigned_roles"),
     ("q1", "In Longformer each head only sees a window of 512 tokens.", "heads_split_tokens"),
+    # exercise 1's [naming] elsewhere: training and analysis, not the forward computation its errors are about
+    ("q1", "In the backward pass the gradient goes through W_O before the concatenation, and is then cut back into "
+           "one piece per head.", "wo_before_concat"),
+    ("q1", "The heads share one weight decay setting in AdamW, like every other matrix.", "heads_share_qkv"),
 ]
 
 
@@ -52,14 +56,14 @@ def test_an_error_said_of_another_model_is_not_named_but_sent_to_a_person(part, 
     a = rubric.evaluate(RUBRIC, answer(**{part: sentence}))
     assert not a.misconceptions[error].found
     reasons = [r for r in a.needs_review if r.startswith("unsure: a sentence reads like the error")]
-    assert len(reasons) == 1 and sentence in reasons[0] and "not the lesson's model" in reasons[0]
+    assert len(reasons) == 1 and sentence in reasons[0] and "not what the error is about" in reasons[0]
     assert a.confidence == pytest.approx(0.6)  # the "unsure" penalty, 0.4 (grader/rubric/review.py)
 
 
 @pytest.mark.parametrize("part, sentence, error", GUARDED)
 def test_without_the_guard_the_rubric_would_name_them(part, sentence, error, monkeypatch):
     from grader.rubric import judge
-    monkeypatch.setattr(judge, "about_elsewhere", lambda text: "")
+    monkeypatch.setattr(judge, "about_elsewhere", lambda text, also=(): "")
     assert rubric.evaluate(RUBRIC, answer(**{part: sentence})).misconceptions[error].found
 
 
@@ -87,6 +91,18 @@ def test_the_same_error_said_of_the_lesson_model_is_named(part, sentence, error)
     a = rubric.evaluate(RUBRIC, answer(**{part: sentence}))
     assert a.misconceptions[error].found
     assert not any(r.startswith("unsure: a sentence reads like the error") for r in a.needs_review)
+
+
+def test_an_error_said_of_the_forward_and_backward_pass_is_still_named():
+    sentence = ("More heads multiply the cost, because every new head brings its own matrices, so there is more work "
+                "in every forward and backward pass.")
+    assert rubric.evaluate(RUBRIC, answer(q1=sentence)).misconceptions["heads_cost_more"].found
+
+
+def test_the_exercise_s_own_elsewhere_comes_from_its_rubric():
+    assert RUBRIC.elsewhere and about_elsewhere("The heads share one AdamW setting.", RUBRIC.elsewhere) == "adamw"
+    assert about_elsewhere("The heads share one AdamW setting.") == ""  # exercise 4's errors are about training
+    assert not rubric.load(ROOT / "exercises/exercise4/rubric.toml").elsewhere
 
 
 def test_concept_lines_are_not_touched():

@@ -9,8 +9,10 @@ classification head on top of BERT"), which is no attention head.
 
 The rubric cannot list every such wording, and a red team that reads it finds the next one. The rule here is
 general instead: an error whose sentence names another model (:data:`OTHER_MODEL`: architecture families and
-named models outside the lesson, a model size such as "Falcon-7B" or "70B") or a head outside attention
-(:data:`OTHER_HEAD`) is **not named**: the evidence does not single the error out (the developers' guide: a wrong
+named models outside the lesson, a model size such as "Falcon-7B" or "70B"), a head outside attention
+(:data:`OTHER_HEAD`) or what the exercise's rubric lists as elsewhere (``[naming] elsewhere``: for exercise 1,
+whose errors are about the forward computation, the backward pass, the optimiser, the initialisation, an
+ablation study: "in the backward pass the gradient goes through W_O before the concatenation") is **not named**: the evidence does not single the error out (the developers' guide: a wrong
 diagnosis is worse than none). The answer is sent to a person instead, with the sentence quoted
 (grader/rubric/judge.py), so an error said of the lesson's model next to another model's name still reaches a
 teacher. Concept lines are not touched: "unlike an RNN, the heads run in parallel" earns its line.
@@ -21,6 +23,8 @@ same decoder-only block as GPT-2).
 from __future__ import annotations
 
 import re
+
+from .read import normalise
 
 #: Architecture families and named models other than the lesson's GPT-2 and BERT, as a reader of the field names
 #: them (words, matched whole, case ignored).
@@ -50,13 +54,16 @@ _LIKENESS = re.compile(r"\b(?:like|as in|as with|just as|similar to|same as|as d
                        re.I)
 
 
-def about_elsewhere(sentence: str) -> str:
+def about_elsewhere(sentence: str, also: tuple[re.Pattern, ...] = ()) -> str:
     """What in ``sentence`` (a sentence's text, any case) is outside the lesson's model, or "" when nothing is.
 
-    A model named as a likeness ("like an RNN, ...", "as in T5") does not count (:data:`_LIKENESS`). Returns the
-    words found ("Falcon-7B", "LM head", as written), for the reason shown to a person."""
+    ``also``: the exercise's own (its rubric's ``[naming] elsewhere``, matched on the normalised sentence: for
+    exercise 1 the backward pass, the optimiser, the initialisation, an ablation study). A model named as a likeness
+    ("like an RNN, ...", "as in T5") does not count (:data:`_LIKENESS`). Returns the words found ("Falcon-7B",
+    "LM head", as written), for the reason shown to a person."""
     for pattern in (OTHER_MODEL, OTHER_HEAD):
         for m in pattern.finditer(sentence):
             if not _LIKENESS.search(sentence, 0, m.start()):
                 return m.group(0)
-    return ""
+    low = normalise(sentence) if also else ""
+    return next((m.group(0) for m in (p.search(low) for p in also) if m), "")

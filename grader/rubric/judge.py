@@ -109,10 +109,10 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     misconceptions, elsewhere_reasons = {}, []
     for m in rubric.misconceptions:
         hit = next((h for h in (find(ev, matched) for ev in m.evidence) if h), None)
-        other = about_elsewhere(hit.quote) if hit else ""
+        other = about_elsewhere(hit.quote, rubric.elsewhere) if hit else ""
         if other:  # about another model or an output head: the evidence does not single the error out
             elsewhere_reasons.append(f"unsure: a sentence reads like the error that {m.statement}, but it speaks of "
-                                     f"{other}, not the lesson's model; the error is not named: \"{hit.quote}\"")
+                                     f"{other}, which is not what the error is about; the error is not named: \"{hit.quote}\"")
             hit = None
         misconceptions[m.id] = MisconceptionResult(m.id, m.points, applies=m.question in earned_questions,
                                                    found=hit is not None, quote=hit.quote if hit else "")

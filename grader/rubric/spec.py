@@ -120,6 +120,9 @@ class Rubric:
     copy_sources: tuple[str, ...]
     copying: CopySettings  # the [copying] table: method, thresholds, the points' factor (.copying)
     not_english_function_share: float
+    #: [naming] elsewhere: what a sentence may be about that none of this exercise's errors is (exercise 1: training
+    #: and analysis, its errors being about the forward computation); such a sentence names no error (.elsewhere)
+    elsewhere: tuple[re.Pattern, ...] = ()
 
     @property
     def max_total(self) -> float:
@@ -240,6 +243,7 @@ def load(path: Path) -> Rubric:
             pass_mark=float(grading["pass_mark"]), review_band=float(grading["review_band"]),
             cap=float(grading["cap"]),
             copy_sources=tuple(copying.get("sources", ())), copying=_copying(copying, path),
+            elsewhere=tuple(compile_(p, "[naming] elsewhere") for p in data.get("naming", {}).get("elsewhere", ())),
             **_structure(path),
         )
     except KeyError as exc:
