@@ -287,6 +287,10 @@ def test_rubric_names_the_misconceptions(text, misconception):
     "Post-norm normalises after the residual add, and that placement is the less stable one at a high rate. ",
     "The residual connections add no parameters: they are a plain addition. ",
     "Residual connections add zero weights, yet the model with them trained far better. ",
+    # overfitting named only to be set against the right diagnosis: the training loss is stuck too
+    "You might check for overfitting, but the run without residuals sits at 3.29 on both splits. ",
+    "Without residuals, train and validation loss both stay at 3.29, so this is not a memorising model. ",
+    "The run without residuals looked like overfitting at first, yet its training loss is also 3.29. ",
 ])
 def test_rubric_names_no_error_in_the_right_version(text):
     from exercises.exercise4.tests.hidden.explanation import _assess

@@ -81,6 +81,7 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
      "its causal mask hides the future", "asserted"),
     ("The heads might have been sequential in an older design.", "the heads might have been sequential", "supposed"),
     ("Each extra head would have made the layer more expensive.", "each extra head would have made the layer", "asserted"),
+    ("Post-norm is more stable, so it should have learned better.", "it should have learned better", "asserted"),
     ("The heads must have learned different patterns.", "the heads must have learned different patterns", "asserted"),
     ("If you add heads, each head gets narrower.", "each head gets narrower", "asserted"),
     # framing

@@ -135,8 +135,9 @@ MAKE_BELIEVE = re.compile(r"(?:had |were |pretend|in (?:a|an|some) (?:world|univ
 HYPOTHETICAL_MODAL = re.compile(r"\b(?:would|could|might|would have|could have|might have)\b")
 #: A possibility left unrealised, no condition needed: "GPT *could have used* bidirectional attention, but ...",
 #: "the heads *might have been* sequential" ("must have" infers what did happen and asserts it; "would have" states
-#: what follows and asserts the rule: "each extra head *would have made* the layer more expensive").
-COUNTERFACTUAL = re.compile(r"\b(?:could|might|should)(?: (?:easily|just|also|well|simply))? have (?:been|had|done|"
+#: what follows and asserts the rule: "each extra head *would have made* the layer more expensive"; "should have"
+#: asserts an expectation: "post-norm is more stable, so it *should have learned* better").
+COUNTERFACTUAL = re.compile(r"\b(?:could|might)(?: (?:easily|just|also|well|simply))? have (?:been|had|done|"
                             r"run|seen|read|put|set|built|kept|left|got|gotten|taken|given|shown|become|split|shared|"
                             r"made|[a-z]+ed)\b")
 #: "If anything, the reverse holds", "(in reality) nothing of the sort": said of what came just before.
