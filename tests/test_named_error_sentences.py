@@ -27,8 +27,8 @@ _spec.loader.exec_module(bench)
 #: red team's attack on the rules of 9b6dadf: 64 of 225 correct sentences named (77 when it arrived) and 49 of 54
 #: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived, 51 of 54 errors.
 #: The red teams measure what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_errors": (1, 142),
-          "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (66, 46),
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (97, 46),
+          "dev_errors": (1, 142), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (94, 48)}
 
 
@@ -71,6 +71,9 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "BERT differs from Llama, which is causal."),
     ("ex4", "Post-norm is more stable with warm-up than without."),
     ("ex4", "Without residuals the model is unable to overfit."),
+    # layer norm's effect said over the tokens, or attention's work over them, is not its statistics over them
+    (2, "Layer norm makes the sizes of the token vectors comparable across the sentence."),
+    (2, "Layer norm rescales each vector so that the attention scores over the tokens stay moderate."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -81,6 +84,8 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (2, "The MLP looks at the neighbouring tokens to build each output.", "mlp_mixes_tokens"),
     (2, "The block has no layer norm at all.", "no_layer_norm"),
     (2, "Layer norm takes the mean over the positions of the sequence.", "layer_norm_across_tokens"),
+    (2, "Layer norm takes each feature and normalises it across the tokens, so they end up on the same scale.",
+     "layer_norm_across_tokens"),
     (2, "The residual stream carries the attention pattern from block to block.", "residual_carries_attention"),
     (3, "BERT only attends to the previous tokens.", "bert_causal"),
     (3, "GPT is bidirectional, so every token sees the whole sentence.", "gpt_bidirectional"),
