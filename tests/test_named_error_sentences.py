@@ -27,7 +27,7 @@ _spec.loader.exec_module(bench)
 #: red team's attack on the rules of 9b6dadf: 64 of 225 correct sentences named (77 when it arrived) and 49 of 54
 #: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived, 51 of 54 errors.
 #: The red teams measure what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (97, 46),
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (94, 46),
           "dev_errors": (1, 142), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (94, 48)}
 
@@ -74,6 +74,9 @@ def test_errors_are_named_and_never_by_another_name(judged):
     # layer norm's effect said over the tokens, or attention's work over them, is not its statistics over them
     (2, "Layer norm makes the sizes of the token vectors comparable across the sentence."),
     (2, "Layer norm rescales each vector so that the attention scores over the tokens stay moderate."),
+    # the right version asserted in the same sentence, and "in turn" as a link
+    (1, "A debugger may step through the heads one by one, but the model computes them together."),
+    (1, "Each head is in turn made of three projections of its own."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -94,6 +97,7 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     ("ex4", "With no residuals, it memorises the training text.", "no_residual_overfits"),
     ("ex4", "Post-norm is more stable than pre-norm at a high learning rate.", "postnorm_more_stable"),
     (1, "Each head is processed in turn, after the head before it has been completed.", "heads_sequential"),
+    (1, "The heads run one after another, not in parallel.", "heads_sequential"),
     (1, "The heads are stacked in series inside the layer, so the output of head 1 is the input of head 2.",
      "heads_sequential"),
     (1, "With 12 heads and 120 tokens the sentence is divided among the heads, 10 tokens each.", "heads_split_tokens"),
