@@ -27,7 +27,7 @@ _spec.loader.exec_module(bench)
 #: red team's attack on the rules of 9b6dadf: 64 of 225 correct sentences named (77 when it arrived) and 49 of 54
 #: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived, 51 of 54 errors.
 #: The red teams measure what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (88, 46),
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (85, 46),
           "dev_errors": (1, 142), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (94, 48)}
 
@@ -79,6 +79,7 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "Each head is in turn made of three projections of its own."),
     (1, "Every head has one query matrix, one key matrix and one value matrix, 8 separate sets in all."),
     (1, "The heads share one big projection in the code, and its output is cut into per-head pieces."),
+    (1, "Putting W_O before the concatenation would be wrong: W_O comes after the concatenation."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
