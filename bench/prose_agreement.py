@@ -67,6 +67,13 @@ class Graded:
     flagged: list[str]
     text: str
     seconds: float = 0.0  # the engine's time for this answer (the issue allows at most 1 s)
+    wrongly_named: tuple[str, ...] = ()  # misconceptions found that the label's points say the answer avoids
+
+
+#: The point-bearing misconceptions and their letters in a label's ``points`` (tests/prose/LABELLING.md): the label
+#: lists the letter when the answer avoids the misconception.
+AVOIDED_LETTER = {"heads_split_tokens": "m1", "heads_cost_more": "m2", "mlp_mixes_tokens": "m3",
+                  "residual_adds_capacity": "r1", "no_residual_overfits": "r2", "postnorm_more_stable": "r3"}
 
 
 def labelled(exercise: str) -> list[tuple[str, dict, str]]:
@@ -99,8 +106,11 @@ def grade_all(exercise: str) -> list[Graded]:
     for name, entry, text in items:
         a = rubric.evaluate(rub, text, copy_sources=sources)
         flags = list(a.needs_review) + peers.get(name, [])
+        avoided = set(str(entry.get("points", "")).split())
+        wrong = tuple(m for m, letter in AVOIDED_LETTER.items()
+                      if m in a.misconceptions and a.misconceptions[m].found and letter in avoided)
         out.append(Graded(name, str(entry.get("kind", "genuine")), str(entry["split"]), float(entry["label"]),
-                          10 * a.total / a.max_total, flags, text, a.seconds))
+                          10 * a.total / a.max_total, flags, text, a.seconds, wrong))
     return out
 
 
@@ -177,6 +187,10 @@ def main(argv=None) -> int:
         ok = [r for r in part if r.score <= 3 or r.flagged]
         print(f"  {kind:18s} {len(ok)}/{len(part)} at most 3/10 or flagged; scores "
               + ", ".join(f"{r.score:.1f}{'*' if r.flagged else ''}" for r in part))
+    part = [r for r in rows if args.split in (r.split, "all")]
+    wrong = [f"{r.name} ({', '.join(r.wrongly_named)})" for r in part if r.wrongly_named]
+    print(f"  misconceptions named on answers whose label says they avoid them: {len(wrong)} of {len(part)} answers"
+          + (f": {'; '.join(wrong)}" if wrong else ""))
     slowest = max(rows, key=lambda r: r.seconds)
     print(f"  slowest answer {slowest.seconds * 1000:.0f} ms ({slowest.name}); median "
           f"{sorted(r.seconds for r in rows)[len(rows) // 2] * 1000:.0f} ms")

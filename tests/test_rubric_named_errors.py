@@ -60,6 +60,26 @@ def test_an_error_said_with_it_is_named(q1, named):
     assert ("heads_sequential" in found(frame(q1=q1))) is named
 
 
+DIALOGUE = ("**Student:** So several heads run in parallel on the same tokens. But then eight heads must be eight "
+            "times the work.\n\n**Tutor:** {reply} Each head works in d_model / h dimensions, so the total is about "
+            "one full-width head.")
+
+
+@pytest.mark.parametrize("reply, named", [
+    ("Not if you keep d_model fixed.", False),   # the next speaker refutes the turn
+    ("No, the width is split.", False),
+    ("Exactly, and that is the price of heads.", True),  # the next speaker agrees: the error stands
+])
+def test_a_dialogue_turn_refuted_by_the_next_speaker_is_no_error(reply, named):
+    assert ("heads_cost_more" in found(frame(q1=DIALOGUE.format(reply=reply)))) is named
+
+
+def test_a_next_paragraph_without_speakers_refutes_nothing():
+    text = frame(q1="Several heads run in parallel. Eight heads must be eight times the work.\n\n"
+                    "Not if you keep d_model fixed, some say.")
+    assert "heads_cost_more" in found(text)
+
+
 def test_a_named_error_costs_nothing_more_and_is_flagged():
     text = (ANSWERS / "swapped_bert_gpt" / "answer.md").read_text(encoding="utf-8")
     a = rubric.evaluate(RUBRIC, text)

@@ -202,7 +202,7 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
     for u, norm in zip(scope, norms):
         i = index[id(u)]
         nxt = units_[i + 1] if i + 1 < len(units_) else None
-        following = nxt.norm if nxt and nxt.block == u.block and not nxt.list_item else ""
+        following = nxt.norm if nxt and nxt.block == u.block and not nxt.list_item else _reply(units_, i)
         answered = len(scope) == 2 and u is scope[0] and norm.endswith("?") \
             and not re.match(r"(?:no|not|never|nope|wrong)\b", scope[1].norm)
         retracted = retractions[i]
@@ -212,6 +212,27 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
                 for q in c.cues if not (answered and q.stance == "question"))))
         offset += len(norm) + 1
     return tuple(out)
+
+
+#: A turn of a written dialogue: "Student: ...", "Tutor: ..." (normalised, markdown gone).
+_SPEAKER = re.compile(r"^([a-z][a-z.]*(?: [a-z][a-z.]*)?):\s+")
+
+
+def _reply(units_: list[Unit], i: int) -> str:
+    """The next turn of a written dialogue when unit ``i`` ends one speaker's turn and the next unit opens another's
+    (each turn its own paragraph: "Student: ..." then "Tutor: Not if ..."), its label left out, so that the reply
+    may refute the last sentence of the turn before it as a next sentence does (:data:`.cues.REFUTE_NEXT`); else
+    ""."""
+    nxt = units_[i + 1] if i + 1 < len(units_) else None
+    if nxt is None or nxt.list_item or nxt.block == units_[i].block:
+        return ""
+    first = i
+    while first and units_[first - 1].block == units_[i].block:
+        first -= 1
+    mine, theirs = _SPEAKER.match(units_[first].norm), _SPEAKER.match(nxt.norm)
+    if not mine or not theirs or mine.group(1) == theirs.group(1):
+        return ""
+    return nxt.norm[theirs.end():]
 
 
 #: A negation before one of these states a bound, not a denial: "can not get *below* the unigram level".

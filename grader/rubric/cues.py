@@ -147,6 +147,7 @@ REFUTE_NEXT = re.compile(
     r"^(?:but |and |yet )?(?:this|that|it|which|the (?:idea|claim|belief)) (?:is|was|would be|is simply|is just) "
     r"(?:wrong|false|incorrect|untrue|mistaken|a myth|a misconception|a mistake|not (?:true|correct|right|so|"
     r"the case|how it works))\b|^(?:wrong|false|untrue|not (?:true|so)|nope|no)\s*[,.!:;]|"
+    r"^not (?:if|quite|really|exactly|necessarily)\b|"
     r"^(?:they|it|this|that|he|she) (?:do|does|did|is|are) not\s*(?:[,.!:;]|$|because\b)|"
     r"^(?:both|all|each|all three|all of (?:them|these|those))(?: of (?:them|these|those))? (?:are |were )?(?:marked |"
     r"crossed out as )?(?:wrong|false|incorrect)\b|"
