@@ -67,13 +67,33 @@ class Graded:
     flagged: list[str]
     text: str
     seconds: float = 0.0  # the engine's time for this answer (the issue allows at most 1 s)
-    wrongly_named: tuple[str, ...] = ()  # misconceptions found that the label's points say the answer avoids
+    wrongly_named: tuple[str, ...] = ()  # errors named that the label's points say the answer does not make
 
 
-#: The point-bearing misconceptions and their letters in a label's ``points`` (tests/prose/LABELLING.md): the label
-#: lists the letter when the answer avoids the misconception.
+#: The letters of a label's ``points`` (tests/prose/LABELLING.md): a point-bearing misconception's letter is listed
+#: when the answer avoids it, a line's when the answer earns it (exercise 4's lines by their ids).
 AVOIDED_LETTER = {"heads_split_tokens": "m1", "heads_cost_more": "m2", "mlp_mixes_tokens": "m3",
                   "residual_adds_capacity": "r1", "no_residual_overfits": "r2", "postnorm_more_stable": "r3"}
+LINE_LETTER = {"heads_parallel": "P", "own_qkv": "Q", "different_relations": "R", "head_width": "S",
+               "cost_one_head": "C", "concat_w_o": "O", "analogy_mapped": "M", "analogy_limits": "L",
+               "mlp_per_token": "F", "residual": "Res", "layer_norm": "N", "stacked": "K", "bert_bidirectional": "B",
+               "gpt_causal": "G"}
+
+
+def wrongly_named(rub, a, points: str) -> tuple[str, ...]:
+    """The errors ``a`` names that the label's ``points`` say the answer does not make: a misconception whose
+    avoided-letter is listed, or a 0-point named error whose contradicted line (``loses``) the label counts."""
+    listed = set(points.split())
+    out = []
+    for m in rub.misconceptions:
+        if not a.misconceptions[m.id].found or not listed:
+            continue
+        if m.id in AVOIDED_LETTER:
+            wrong = AVOIDED_LETTER[m.id] in listed
+        else:
+            wrong = any(LINE_LETTER.get(line, line) in listed for line in m.loses)
+        out += [m.id] if wrong else []
+    return tuple(out)
 
 
 def labelled(exercise: str) -> list[tuple[str, dict, str]]:
@@ -106,9 +126,7 @@ def grade_all(exercise: str) -> list[Graded]:
     for name, entry, text in items:
         a = rubric.evaluate(rub, text, copy_sources=sources)
         flags = list(a.needs_review) + peers.get(name, [])
-        avoided = set(str(entry.get("points", "")).split())
-        wrong = tuple(m for m, letter in AVOIDED_LETTER.items()
-                      if m in a.misconceptions and a.misconceptions[m].found and letter in avoided)
+        wrong = wrongly_named(rub, a, str(entry.get("points", "")))
         out.append(Graded(name, str(entry.get("kind", "genuine")), str(entry["split"]), float(entry["label"]),
                           10 * a.total / a.max_total, flags, text, a.seconds, wrong))
     return out
@@ -189,7 +207,7 @@ def main(argv=None) -> int:
               + ", ".join(f"{r.score:.1f}{'*' if r.flagged else ''}" for r in part))
     part = [r for r in rows if args.split in (r.split, "all")]
     wrong = [f"{r.name} ({', '.join(r.wrongly_named)})" for r in part if r.wrongly_named]
-    print(f"  misconceptions named on answers whose label says they avoid them: {len(wrong)} of {len(part)} answers"
+    print(f"  errors named on answers whose label says they do not make them: {len(wrong)} of {len(part)} answers"
           + (f": {'; '.join(wrong)}" if wrong else ""))
     slowest = max(rows, key=lambda r: r.seconds)
     print(f"  slowest answer {slowest.seconds * 1000:.0f} ms ({slowest.name}); median "

@@ -74,6 +74,17 @@ def test_a_dialogue_turn_refuted_by_the_next_speaker_is_no_error(reply, named):
     assert ("heads_cost_more" in found(frame(q1=DIALOGUE.format(reply=reply)))) is named
 
 
+@pytest.mark.parametrize("q3, named", [
+    # a definition is said of every head, not of the model the sentence before named
+    ("BERT attends both ways. GPT-2 has 12 heads per layer. A head is one attention pattern: a grid that says, for "
+     "every token, how much it looks at every other token.", False),
+    ("BERT attends both ways. GPT-2 has 12 heads per layer. Every token looks at every other token, before and "
+     "after it.", True),
+])
+def test_a_general_definition_takes_no_model_from_the_sentence_before(q3, named):
+    assert ("gpt_bidirectional" in found(frame(q3=q3))) is named
+
+
 def test_a_next_paragraph_without_speakers_refutes_nothing():
     text = frame(q1="Several heads run in parallel. Eight heads must be eight times the work.\n\n"
                     "Not if you keep d_model fixed, some say.")

@@ -154,8 +154,15 @@ def _said_of(ev: Evidence, text: str, at: int, previous: str) -> bool:
     after = [is_about for pos, is_about in mentions if pos > at]
     if after:
         return after[0]
+    if _DEFINITION.match(text):  # "a head is one attention pattern: ..." is said of any head, not the last model named
+        return False
     prev = _mentions(ev, previous)
     return bool(prev) and prev[-1][1]
+
+
+#: A sentence that defines a general thing ("a head is one attention pattern: ...", "an attention grid is a table
+#: ..."): what it says is of every such thing, not of the model the sentence before it named.
+_DEFINITION = re.compile(r"(?:a|an) (?:[\w-]+ ){0,2}?[\w-]+ (?:is|means) (?:one|a|an|just|simply|basically)\b")
 
 
 def retracted(units_: list[Unit]) -> list[bool]:
