@@ -71,9 +71,11 @@ class Graded:
 
 
 #: The letters of a label's ``points`` (tests/prose/LABELLING.md): a point-bearing misconception's letter is listed
-#: when the answer avoids it, a line's when the answer earns it (exercise 4's lines by their ids).
-AVOIDED_LETTER = {"heads_split_tokens": "m1", "heads_cost_more": "m2", "mlp_mixes_tokens": "m3",
-                  "residual_adds_capacity": "r1", "no_residual_overfits": "r2", "postnorm_more_stable": "r3"}
+#: when the answer avoids it, a line's when the answer earns it (exercise 4's lines by their ids; set g's labeller
+#: wrote exercise 4's misconceptions as m_capacity, m_overfit, m_postnorm_stabler).
+AVOIDED_LETTER = {"heads_split_tokens": ("m1",), "heads_cost_more": ("m2",), "mlp_mixes_tokens": ("m3",),
+                  "residual_adds_capacity": ("r1", "m_capacity"), "no_residual_overfits": ("r2", "m_overfit"),
+                  "postnorm_more_stable": ("r3", "m_postnorm_stabler")}
 LINE_LETTER = {"heads_parallel": "P", "own_qkv": "Q", "different_relations": "R", "head_width": "S",
                "cost_one_head": "C", "concat_w_o": "O", "analogy_mapped": "M", "analogy_limits": "L",
                "mlp_per_token": "F", "residual": "Res", "layer_norm": "N", "stacked": "K", "bert_bidirectional": "B",
@@ -89,7 +91,7 @@ def wrongly_named(rub, a, points: str) -> tuple[str, ...]:
         if not a.misconceptions[m.id].found or not listed:
             continue
         if m.id in AVOIDED_LETTER:
-            wrong = AVOIDED_LETTER[m.id] in listed
+            wrong = bool(listed.intersection(AVOIDED_LETTER[m.id]))
         else:
             wrong = any(LINE_LETTER.get(line, line) in listed for line in m.loses)
         out += [m.id] if wrong else []
