@@ -299,6 +299,29 @@ def test_rubric_names_no_error_in_the_right_version(text):
     assert [m for m, r in a.misconceptions.items() if r.found] == []
 
 
+def test_a_dialogue_turn_after_a_short_question_keeps_the_topic():
+    # "And in the forward pass?" between two turns does not cut a sentence off from the lesson's topic
+    from exercises.exercise4.tests.hidden.explanation import _assess
+
+    turns = ["**Student:** Why does the run without residuals stop at about 3.29?",
+             "**Tutor:** Without them the gradient has to go through every block and shrinks at each one. And in the "
+             "forward pass?",
+             "**Student:** Every block has to pass on the whole signal by itself; nothing goes around it.",
+             "**Tutor:** So what can the model still learn?"]
+    assert _assess("\n\n".join(turns), ()).lines["whole_signal"].earned
+
+
+@pytest.mark.parametrize("sentence, earned", [
+    ("Without residuals the best it can do is how often each character occurs, so its loss ends near U = 3.29.", True),
+    ("Without residuals the loss ends at the unigram level.", True),
+    ("With residuals the model learns from the context and its loss ends far below the unigram level.", False),
+])
+def test_unigram_level_said_as_where_the_loss_ends(sentence, earned):
+    from exercises.exercise4.tests.hidden.explanation import _assess
+
+    assert _assess(sentence, ()).lines["unigram_level"].earned is earned
+
+
 def test_plots_are_drawn_from_their_specs():
     import base64
 

@@ -327,7 +327,12 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
     if beyond or any(topical(n) == "analogy" and mapped(n) for n in norms):
         return True
     first, last = index[id(scope[0])], index[id(scope[-1])]
-    near = [v for v in units_ if v.block == scope[0].block] + units_[max(first - 1, 0):last + 2]
+    before, after = max(first - 1, 0), last + 1
+    while before and units_[before].norm.rstrip().endswith("?") and first - before < 3:
+        before -= 1  # a short question between (a dialogue's "and in the forward pass?") keeps the topic going
+    while after < len(units_) - 1 and units_[after].norm.rstrip().endswith("?") and after - last < 3:
+        after += 1
+    near = [v for v in units_ if v.block == scope[0].block] + units_[before:after + 1]
     # a keyword-list item is a fragment: its list (capped anyway) vouches for it; a sentence whose actors are
     # foreign ("nobody assigns the cooks their jobs") is about something else, whatever its paragraph
     if any(_agents(n) for n in norms):
