@@ -311,6 +311,16 @@ def test_a_dialogue_turn_after_a_short_question_keeps_the_topic():
     assert _assess("\n\n".join(turns), ()).lines["whole_signal"].earned
 
 
+def test_whole_signal_as_all_that_the_next_block_needs():
+    from exercises.exercise4.tests.hidden.explanation import _assess
+
+    a = _assess("A plain block without residuals has to compute everything itself, so each block must hand on all "
+                "that the next one needs: which character this is and where it is. ", ())
+    assert a.lines["whole_signal"].earned
+    b = _assess("Each layer must compute all that the next layer needs for its attention scores. ", ())
+    assert not b.lines["whole_signal"].earned  # "compute" is no verb of carrying
+
+
 @pytest.mark.parametrize("sentence, earned", [
     ("Without residuals the best it can do is how often each character occurs, so its loss ends near U = 3.29.", True),
     ("Without residuals the loss ends at the unigram level.", True),
