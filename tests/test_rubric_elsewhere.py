@@ -34,6 +34,7 @@ def answer(q1: str = "Several heads run in parallel on the tokens.", q2: str = "
     ("BERT-large has 16 heads of 64 dimensions.", ""),
     ("Each attention head of the block reads every token.", ""),
     ("The heads ahead of the MLP are parallel.", ""),
+    ("We opt for pre-norm and clip the gradient, and the patterns bloom.", ""),  # English words, not OPT or CLIP
 ])
 def test_about_elsewhere_finds_other_models_and_output_heads(sentence, expected):
     assert about_elsewhere(sentence) == expected

@@ -27,11 +27,12 @@ import re
 from .read import normalise
 
 #: Architecture families and named models other than the lesson's GPT-2 and BERT, as a reader of the field names
-#: them (words, matched whole, case ignored).
+#: them (words, matched whole, case ignored). Names that are also plain English words a student uses about the
+#: lesson's model ("we opt for pre-norm", "clip the gradient", "the patterns bloom") are left out.
 _FAMILIES = ("rnns? lstms? grus? cnns? convnets? resnets? resnet-?\\d+ vgg(?:-?\\d+)? u-?nets? vits? swin t5 bart "
              "roberta albert distilbert electra xlnet longformer bigbird reformer performer linformer mamba rwkv "
-             "llama(?:-?\\d+)? mistral mixtral falcon palm gemma gemini claude chinchilla gopher opt bloom pythia "
-             "qwen deepseek phi-?\\d mpt gpt-j gpt-neox gpt-neo whisper clip dall-e mlp-mixer gmlp perceiver "
+             "llama(?:-?\\d+)? mistral mixtral falcon palm gemma gemini claude chinchilla gopher pythia "
+             "qwen deepseek phi-?\\d mpt gpt-j gpt-neox gpt-neo whisper dall-e mlp-mixer gmlp perceiver "
              "transformer-xl moe gqa mqa").split()
 #: Kinds of attention or model other than the lesson's (phrases).
 _KINDS = (r"mixture[- ]of[- ]experts", r"grouped[- ]query attention", r"multi[- ]query attention",
