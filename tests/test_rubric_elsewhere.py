@@ -94,6 +94,16 @@ def test_the_same_error_said_of_the_lesson_model_is_named(part, sentence, error)
     assert not any(r.startswith("unsure: a sentence reads like the error") for r in a.needs_review)
 
 
+def test_the_error_said_later_of_the_lesson_model_is_still_named():
+    # the first sentence that reads like the error is about Falcon-7B; a later one says it of the lesson's heads
+    q1 = ("In Falcon-7B, all the heads share the same key and value projections. Several heads run in parallel. "
+          "In our model all the heads share one set of query, key and value projections.")
+    a = rubric.evaluate(RUBRIC, answer(q1=q1))
+    assert a.misconceptions["heads_share_qkv"].found
+    assert a.misconceptions["heads_share_qkv"].quote.startswith("In our model")
+    assert not any(r.startswith("unsure: a sentence reads like the error") for r in a.needs_review)
+
+
 def test_an_error_said_of_the_forward_and_backward_pass_is_still_named():
     sentence = ("More heads multiply the cost, because every new head brings its own matrices, so there is more work "
                 "in every forward and backward pass.")

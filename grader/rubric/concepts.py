@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import cues
@@ -350,7 +351,8 @@ def _agents(norm: str) -> list[str]:
     return foreign_agents(unquoted(norm))
 
 
-def find(ev: Evidence, units_: list[Unit], *, denied: bool = False) -> Hit | None:
+def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
+         skip: Callable[[tuple[Unit, ...]], bool] | None = None) -> Hit | None:
     """The first place where ``ev`` matches as an assertion, said of the right thing, or None.
 
     Every matched piece must lie in asserting clauses (:mod:`.assertions`): a negated, doubted,
@@ -368,10 +370,14 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False) -> Hit | Non
             last piece (the predicate) is not asserted (in "it does not loop over the heads, so the heads run in
             parallel" it is). The review step
             uses it to find a concept earned in one sentence and denied in another.
+        skip: sentences (scopes) not to look in: the judge passes those about something else
+            (:mod:`.elsewhere`) when it looks again for an error said of the lesson's model.
     """
     index = {id(u): i for i, u in enumerate(units_)}
     retractions = retracted(units_)
     for scope, norms, shift in _candidates(units_, ev.sentences):
+        if skip is not None and skip(scope):
+            continue
         text = " ".join(norms)
         per_pattern = [[(m.start(), m.end()) for m in p.finditer(text)] for p in ev.patterns]
         if not all(per_pattern):

@@ -107,13 +107,20 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
 
     earned_questions = {x.question for x in rubric.lines if lines[x.id].earned}
     misconceptions, elsewhere_reasons = {}, []
+
+    def elsewhere(scope) -> bool:
+        return bool(about_elsewhere(" ".join(u.display for u in scope), rubric.elsewhere))
+
     for m in rubric.misconceptions:
         hit = next((h for h in (find(ev, matched) for ev in m.evidence) if h), None)
         other = about_elsewhere(hit.quote, rubric.elsewhere) if hit else ""
-        if other:  # about another model or an output head: the evidence does not single the error out
-            elsewhere_reasons.append(f"unsure: a sentence reads like the error that {m.statement}, but it speaks of "
-                                     f"{other}, which is not what the error is about; the error is not named: \"{hit.quote}\"")
-            hit = None
+        if other:  # about another model, an output head or the rubric's own elsewhere: it does not single the error
+            # out; look again in the sentences about the lesson's model, and ask a person if none says it
+            guarded, hit = hit, next((h for h in (find(ev, matched, skip=elsewhere) for ev in m.evidence) if h), None)
+            if hit is None:
+                elsewhere_reasons.append(f"unsure: a sentence reads like the error that {m.statement}, but it speaks "
+                                         f"of {other}, which is not what the error is about; the error is not named: "
+                                         f"\"{guarded.quote}\"")
         misconceptions[m.id] = MisconceptionResult(m.id, m.points, applies=m.question in earned_questions,
                                                    found=hit is not None, quote=hit.quote if hit else "")
         for line_id in m.loses if hit else ():  # a confident error loses the concept it contradicts
