@@ -31,6 +31,21 @@ def test_markdown_headings_comments_and_markup_are_not_read():
     assert lines_earned("# BERT is bidirectional and GPT uses a causal mask\n\nHello.") == set()
 
 
+def test_a_title_line_above_a_paragraph_is_its_own_block_but_wrapped_prose_is_one():
+    # A forum reply's "Re: ..." line and a title without a heading mark would otherwise open the first sentence
+    # and be quoted with it in the review box; a paragraph wrapped at any width stays one block.
+    blocks, _ = rubric.blocks("Re: why several heads\nThe heads run in parallel on the same tokens. They share x.\n")
+    assert [b.text for b in blocks] == ["Re: why several heads", "The heads run in parallel on the same tokens. They share x."]
+    blocks, _ = rubric.blocks("Multi-head attention in one picture\nThink of a team of readers who each read it all.\n")
+    assert [b.text for b in blocks] == ["Multi-head attention in one picture",
+                                        "Think of a team of readers who each read it all."]
+    wrapped = "The heads run in parallel on the same tokens,\nand each one has its own projections.\nThat is all."
+    assert [b.text for b in rubric.blocks(wrapped)[0]] == [" ".join(wrapped.split())]
+    for prose in ("Each head has\nits own projections.", "The outputs are concatenated and multiplied by\nW_O, which mixes them.",
+                  "Unlike GPT\nBERT attends both ways."):
+        assert [b.text for b in rubric.blocks(prose)[0]] == [" ".join(prose.split())]
+
+
 def test_normalise_folds_unicode_latex_and_contractions():
     assert rubric.normalise("W^O and $W_{O}$, d_{model} ÷ h ≈ 64 — ＢＥＲＴ doesn't") == \
         "w_o and w_o , d_model / h approximately 64 - bert does not"
