@@ -52,7 +52,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            # a sixth and a fourth, written on 2026-12-06 by a fifth writer after the genre flag (grader/rubric/genre.py),
            # with genre frames and genuine answers in personal registers among ordinary ones; never tuned on
            "heldout5": ROOT / "exercises/exercise1/rubric.toml",
-           "heldout5_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout5_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # a fifth for exercise 4, written on 2026-12-06 from real public explanations (20 answers, 5 with a
+           # confident error) by a writer who never saw the rubric or the engine; never tuned on; 30 % within 1 at arrival
+           "heldout6_ex4": ROOT / "exercises/exercise4/rubric.toml"}
 
 
 @dataclass

@@ -46,6 +46,26 @@ def test_a_title_line_above_a_paragraph_is_its_own_block_but_wrapped_prose_is_on
         assert [b.text for b in rubric.blocks(prose)[0]] == [" ".join(prose.split())]
 
 
+@pytest.mark.parametrize("sentence", [
+    "Each head looks at the same sentence in its own way.",  # an ambiguous -s form after "each head"
+    "Warm-up lets the gradients settle before the optimiser takes big steps.",  # a verb not in the list, then its object
+    "With a big learning rate and no warm-up, post-norm blew up.",  # an irregular past
+    "The original Transformer dealt with this by warming up the learning rate.",
+    "The river itself always flows through.",  # a reflexive between the subject and its verb
+])
+def test_sentences_with_verbs_outside_the_domain_list_are_sentences(sentence):
+    from grader.rubric.sentences import has_verb
+    assert has_verb(rubric.normalise(sentence))
+
+
+@pytest.mark.parametrize("fragment", ["attention maps for each head", "several heads in parallel on the same tokens",
+                                      "the outputs of all heads concatenated, then W_O",
+                                      "own query, key and value projections for each head"])
+def test_fragments_stay_fragments(fragment):
+    from grader.rubric.sentences import has_verb
+    assert not has_verb(rubric.normalise(fragment))
+
+
 def test_normalise_folds_unicode_latex_and_contractions():
     assert rubric.normalise("W^O and $W_{O}$, d_{model} ÷ h ≈ 64 — ＢＥＲＴ doesn't") == \
         "w_o and w_o , d_model / h approximately 64 - bert does not"

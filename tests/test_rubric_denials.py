@@ -61,6 +61,31 @@ def test_the_gradient_path_said_from_the_model_without_residuals(text, earns):
     assert ("gradient_path" in earned(R4, text)) is earns
 
 
+@pytest.mark.parametrize("text, line, earns", [
+    # general vocabulary of exercise 4's concepts, from the dev answers of 2026-12-06 (labels_d.toml); each with the
+    # sentence it must not take
+    ("Without the skips, the gradient can not get back to the lower blocks, so they never really train.",
+     "gradient_path", True),
+    ("In post-norm the layer norm comes after the residual addition, so every gradient travelling backwards crosses "
+     "all of the norms on the main path.", "gradient_path", False),
+    ("Once the residual is removed, each block's output replaces its input entirely.", "whole_signal", True),
+    ("With residuals the output of a block does not replace its input.", "whole_signal", False),
+    ("Without the skip, every block has to re-encode everything on its own or it is gone.", "whole_signal", True),
+    ("Without residual connections the model loses an important part of its design and does much worse.",
+     "whole_signal", False),
+    ("Post-norm at the high rate blows up without warm-up, and the original Transformer never ran without it.",
+     "warmup", True),
+    ("In the original Transformer the learning rate was warmed up linearly over the first 4000 steps.", "warmup", True),
+    ("Post-norm did not fail without warm-up in my runs; it only learned slowly.", "warmup", False),
+    ("The pre-norm run ended at 2.41, far below the unigram level.", "unigram_level", False),
+    ("The no-residual run ended at 3.31, about U.", "unigram_level", False),  # the result restated, not explained
+    ("Without residuals the model never gets below the unigram level: it only learns how often each character "
+     "occurs.", "unigram_level", True),
+])
+def test_exercise4_concepts_in_general_wordings(text, line, earns):
+    assert (line in earned(R4, text)) is earns
+
+
 # --------------------------------------------------------------------------- 2. negatable = false owns only its pieces' negations
 
 def test_negatable_false_owns_only_negations_inside_its_pieces():

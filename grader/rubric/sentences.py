@@ -159,14 +159,14 @@ _PLURAL_PRONOUNS = frozenset("i you we they".split())
 #: Words that begin an object: an ambiguous form (:data:`NOUN_TOO`) before one is a verb ("maps each token").
 OBJECT_STARTS = frozenset("""
 the a an each every its their it them all this these those both his her our your one no some any my many
-several multiple two three four
+several multiple two three four more less much enough another other such what how whatever why
 """.split())
 #: Words a command may follow at the start of a sentence ("so picture a ...", "now imagine ...").
 _OPENERS = frozenset("so ok okay and but now then first just please also".split())
 #: Words skipped when looking back from a verb form for its subject ("the heads also run", "each one then adds").
 _ADVERBS = frozenset("""
 also only just still often always never usually then each all both together first simply really actually
-basically effectively not now thus therefore instead again already even
+basically effectively not now thus therefore instead again already even itself themselves himself herself
 """.split())
 #: A subject's contracted verb as :func:`.read.normalise` leaves it ("it's", "they're", "we've", "let's").
 _CONTRACTED = re.compile(r"^(?:it|that|there|here|what|who|he|she|let|where|how|this|everything)'s$"
@@ -207,7 +207,10 @@ IRREGULAR_PAST = frozenset("""
 ran saw seen took taken gave given made kept fed split put got gotten went gone came did done knew known
 thought told said found held brought built chose chosen became began begun grew grown led left lost meant
 read sent set showed shown stood understood wrote written sat cut let hid hidden broke broken drew drawn
-spent paid fell fallen
+spent paid fell fallen blew blown dealt threw thrown flew flown froze frozen rose risen struck stuck swept spread
+shook shaken fought caught taught bought sought won wore worn drove driven rode ridden sank sunk slid spun shot
+shut hit hurt lay laid lent felt heard slept swung tore torn woke forgot forgotten beat beaten bit bitten fled
+hung learnt leapt lit met mistook overcame sped spelt spilt stung swore undid withdrew arose ate eaten
 """.split())
 
 
@@ -248,6 +251,11 @@ turn vanish vary wait work
 _REGULAR_PAST = frozenset(f for f, (k, _) in _FORMS.items() if k == "past" and f.endswith("ed"))
 _TOKEN = re.compile(r"[^\W_]+(?:[-_'][^\W_]+)*|[,;:.!?]")  # words and clause marks; brackets are skipped
 _CLAUSE_END = frozenset(",;:.!?")
+#: Determiners of one thing: after "each head" an ambiguous -s form is a verb ("each head looks at", "a block maps to";
+#: "each head maps" can not be a plural noun).
+_SINGULAR_DETERMINERS = frozenset("each every a an one another either neither".split())
+#: Particles and prepositions after which an unknown -s/-ed word is still a verb ("blows up", "plateaued at").
+_PARTICLES = frozenset("up down out off away back at to into onto over".split())
 
 
 def verb_kind(word: str) -> tuple[str | None, str]:
@@ -288,8 +296,9 @@ def has_verb(norm: str) -> bool:
         ambiguous = base in NOUN_TOO
         starts = before == "" or before in _OPENERS  # a clause's first word (a command, or a subject left out)
         object_next = nxt in OBJECT_STARTS or nxt.isdigit()
+        singular = i >= 2 and tokens[i - 2] in _SINGULAR_DETERMINERS and before not in FUNCTION_WORDS
         if kind == "s" and (_is_subject(before) or starts) and (
-                not ambiguous or object_next or (nxt not in FUNCTION_WORDS and nxt not in _CLAUSE_END)):
+                not ambiguous or object_next or singular or (nxt not in FUNCTION_WORDS and nxt not in _CLAUSE_END)):
             return True  # "each head attends", "the model maps each token"; not "attention maps for each head"
         if kind == "base" and (_is_subject(before, plural=ambiguous) or (starts and (nxt != "of" or tok == "think"))):
             return True  # "heads run", "a norm surrounds": "they mix"; a command "imagine ...", "think of ..."
@@ -301,6 +310,10 @@ def has_verb(norm: str) -> bool:
         if kind is None and (before in _PLURAL_PRONOUNS and tok not in FUNCTION_WORDS
                              or before in SUBJECT_PRONOUNS and re.search(r"[^su]s$|ed$", tok)):
             return True  # a verb not in the list after a pronoun: "they meet", "it deepens", "this doubled"
+        if (kind is None and tok not in FUNCTION_WORDS and re.fullmatch(r"[a-z]{2,}(?:[^aeiosu]s|ed)", tok)
+                and _is_subject(before) and (object_next or nxt in _PARTICLES)):
+            return True  # a verb not in the list after a noun, before its object: "warm-up lets the gradients
+            # settle", "the loss plateaued at", "post-norm wrecks the first updates"
     return False
 
 

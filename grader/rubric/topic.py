@@ -51,7 +51,8 @@ _STRONG = re.compile(
     r"d_model|d_k|d_v|d_head|softmax|quer(?:y|ies)|mlps?|ffns?|feed-?forward|w_?[oqkv]|w_i_[qkv]|"
     r"layer ?norm\w*|encoders?|decoders?|logits?|gradients?|backprop\w*|concatenat\w*|vectors?|matri(?:x|ces)|"
     r"subspaces?|multi-head|qkv|causal\w*|bidirectional|unigrams?|bigrams?|learning rate|warm-?ups?|"
-    r"post-?norm|pre-?norm|head_i|head_\d+|positional)\b")
+    r"post-?norm|pre-?norm|head_i|head_\d+|positional|(?:letter|character)[- ]frequenc\w*|cross-?entropy|jacobians?|"
+    r"residual (?:connections?|streams?)|skip[- ]connections?)\b")
 _WEAK = re.compile(
     r"\b(?:gpt\S*|bert\S*|heads?|layers?|blocks?|residuals?|models?|weights?|keys?|values?|projections?|masks?|masked|norms?|"
     r"networks?|neural|training|trained|parameters?|positions?|sequences?|dimensions?|width|outputs?|inputs?|"
