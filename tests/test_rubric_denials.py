@@ -81,6 +81,11 @@ def test_the_gradient_path_said_from_the_model_without_residuals(text, earns):
     ("The no-residual run ended at 3.31, about U.", "unigram_level", False),  # the result restated, not explained
     ("Without residuals the model never gets below the unigram level: it only learns how often each character "
      "occurs.", "unigram_level", True),
+    ("The identity term is now multiplied by the Jacobian of the layer norm, i.e. the normalisation sits on the "
+     "gradient's path.", "postnorm_in_gradient_path", True),
+    ("The identity term is now multiplied by the Jacobian of the layer norm, i.e. the normalisation sits on the "
+     "gradient's path.", "gradient_path", False),
+    ("Pre-norm puts the layer norm on the branch, so it is not on the main path.", "postnorm_in_gradient_path", False),
 ])
 def test_exercise4_concepts_in_general_wordings(text, line, earns):
     assert (line in earned(R4, text)) is earns
