@@ -55,7 +55,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "heldout5_ex4": ROOT / "exercises/exercise4/rubric.toml",
            # a fifth for exercise 4, written on 2026-12-06 from real public explanations (20 answers, 5 with a
            # confident error) by a writer who never saw the rubric or the engine; never tuned on; 30 % within 1 at arrival
-           "heldout6_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout6_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # a sixth, written the same day by a seventh writer (20 answers, 5 with a confident error) after the general
+           # wordings of exercise 4's concepts; never tuned on; 40 % within 1 at arrival (graded at 5799693)
+           "heldout7_ex4": ROOT / "exercises/exercise4/rubric.toml"}
 
 
 @dataclass

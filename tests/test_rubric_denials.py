@@ -86,6 +86,15 @@ def test_the_gradient_path_said_from_the_model_without_residuals(text, earns):
     ("The identity term is now multiplied by the Jacobian of the layer norm, i.e. the normalisation sits on the "
      "gradient's path.", "gradient_path", False),
     ("Pre-norm puts the layer norm on the branch, so it is not on the main path.", "postnorm_in_gradient_path", False),
+    ("Post-norm normalises after the residual is added, so the output of every block is cleaned up and the gradients "
+     "stay tame.", "postnorm_in_gradient_path", False),  # the wrong reason: nothing in the gradient's way
+    ("In post-norm the gradient has to pass every layer norm on its way down.", "postnorm_in_gradient_path", True),
+    ("In post-norm the layer norm comes after the residual addition, so it is in the gradient's way at every block.",
+     "postnorm_in_gradient_path", True),
+    ("Without the skip, each of the twelve sub-layers has to reproduce the full representation.", "whole_signal", True),
+    ("The model without skips ended at 3.31. Without the skip, no block passes its input on for free.", "whole_signal",
+     True),
+    ("With the skip, each of the twelve sub-layers only adds a small correction.", "whole_signal", False),
 ])
 def test_exercise4_concepts_in_general_wordings(text, line, earns):
     assert (line in earned(R4, text)) is earns
