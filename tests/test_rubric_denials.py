@@ -95,6 +95,11 @@ def test_the_gradient_path_said_from_the_model_without_residuals(text, earns):
     ("The model without skips ended at 3.31. Without the skip, no block passes its input on for free.", "whole_signal",
      True),
     ("With the skip, each of the twelve sub-layers only adds a small correction.", "whole_signal", False),
+    ("Without residuals, whatever the last block needs must be re-copied by every block in the chain.", "whole_signal",
+     True),
+    ("Without residuals the model can only learn what holds regardless of the input: how often each character "
+     "occurs.", "unigram_level", True),
+    ("Skip = identity path for the grads, so they reach block 1 directly.", "gradient_path", True),
 ])
 def test_exercise4_concepts_in_general_wordings(text, line, earns):
     assert (line in earned(R4, text)) is earns
