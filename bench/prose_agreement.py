@@ -58,7 +58,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "heldout6_ex4": ROOT / "exercises/exercise4/rubric.toml",
            # a sixth, written the same day by a seventh writer (20 answers, 5 with a confident error) after the general
            # wordings of exercise 4's concepts; never tuned on; 40 % within 1 at arrival (graded at 5799693)
-           "heldout7_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout7_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # a seventh, written the same day by an eighth writer (20 answers, 5 with a confident error) after the second
+           # round of exercise 4's wordings; never tuned on; 85 % within 1 at arrival (graded at 93acccc)
+           "heldout8_ex4": ROOT / "exercises/exercise4/rubric.toml"}
 
 
 @dataclass
