@@ -100,6 +100,13 @@ def test_the_gradient_path_said_from_the_model_without_residuals(text, earns):
     ("Without residuals the model can only learn what holds regardless of the input: how often each character "
      "occurs.", "unigram_level", True),
     ("Skip = identity path for the grads, so they reach block 1 directly.", "gradient_path", True),
+    # a paragraph that continues the one before pairs with its last sentence; any other paragraph break separates
+    ("Without the skip the gradient decays through all twelve sub-layers of the transformer. That is the first reason "
+     "the no-residual run can not learn.\n\nThe second is that y = F(x) has to keep all the information itself.",
+     "whole_signal", True),
+    ("Without the skip the gradient decays through all twelve sub-layers of the transformer. That is why the "
+     "no-residual run can not learn.\n\nIn pre-norm, y = x + F(LN(x)) keeps all the information.", "whole_signal",
+     False),
 ])
 def test_exercise4_concepts_in_general_wordings(text, line, earns):
     assert (line in earned(R4, text)) is earns

@@ -31,7 +31,8 @@ class Hit:
 def _candidates(units_: list[Unit], sentences: int):
     """Scopes to search, each with the normalised text of its units and the substitution made (or None):
     each unit, then each unit whose leading "they" stands for the previous sentence's subject, read with the
-    subject in its place (:func:`resolve_leading`), and with ``sentences=2`` each pair of neighbours in one block."""
+    subject in its place (:func:`resolve_leading`), and with ``sentences=2`` each pair of neighbours in one block (or
+    across a paragraph break, when the second paragraph opens by continuing the first: :data:`_CONTINUES`)."""
     for u in units_:
         yield (u,), (u.norm,), None
     for u, v in zip(units_, units_[1:]):
@@ -41,10 +42,17 @@ def _candidates(units_: list[Unit], sentences: int):
                 yield (v,), (resolved[0],), resolved[1:]
     if sentences >= 2:  # single sentences first: the shortest quote wins; list items never pair up
         for u, v in zip(units_, units_[1:]):
-            if v.block == u.block and not (u.list_item or v.list_item):
+            joined = v.block == u.block or v.section == u.section and _CONTINUES.match(v.norm)
+            if joined and not (u.list_item or v.list_item):
                 yield (u, v), (u.norm, v.norm), None
 
 
+#: A paragraph that opens by continuing the one before ("The second is that ...", "On top of that, ..."): its first
+#: sentence pairs with the last sentence before it.
+_CONTINUES = re.compile(r"(?:the (?:second|other|next|third) (?:reason|thing|problem|effect|point|part)? ?(?:is|was)\b|"
+                        r"second(?:ly)?,|third(?:ly)?,|also,|on top of (?:that|this)|worse(?:,| still)|moreover|"
+                        r"furthermore|in addition|besides(?:,| that)|that is (?:why|how)|this is (?:why|how)|"
+                        r"as a result|because of (?:this|that))")
 _PRONOUN = re.compile(r"(?:(?:and|but|so|yet|instead|rather),? )?(?:(?:each|all|both|some|none|most) of )?"
                       r"(?P<p>they|them|(?:these|those)(?= (?:are|were|do|does|did|can|could|will|would|must|all|each|"
                       r"also|both|only|not|never|then|still|just|run|work|have)\b))\b")
