@@ -100,6 +100,17 @@ def test_the_gradient_path_said_from_the_model_without_residuals(text, earns):
     ("Without residuals the model can only learn what holds regardless of the input: how often each character "
      "occurs.", "unigram_level", True),
     ("Skip = identity path for the grads, so they reach block 1 directly.", "gradient_path", True),
+    ("Multiplied out over the twelve sub-layers the product is I + J + ...: the I survives, so the gradient at the top "
+     "always reaches the bottom.", "gradient_path", True),
+    ("That is the uninterrupted gradient path of the residual model.", "gradient_path", True),
+    ("In post-norm the identity is multiplied by the LayerNorm's derivative at every sub-layer, so the clean path for "
+     "the gradient is gone.", "gradient_path", False),
+    ("In post-norm the gradient picks up the LayerNorm's derivative at every layer.", "postnorm_in_gradient_path", True),
+    ("Without residuals the model can not use the context, so the best it can do is predict every character with its "
+     "frequency.", "unigram_level", True),
+    ("Without the skips every block must give to the next block all the information, because the next block sees "
+     "only its output.", "whole_signal", True),
+    ("With residuals, each block has to give only a small correction to the stream.", "whole_signal", False),
     # a paragraph that continues the one before pairs with its last sentence; any other paragraph break separates
     ("Without the skip the gradient decays through all twelve sub-layers of the transformer. That is the first reason "
      "the no-residual run can not learn.\n\nThe second is that y = F(x) has to keep all the information itself.",
