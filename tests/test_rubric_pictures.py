@@ -174,3 +174,41 @@ def test_a_not_about_the_heads_inside_the_picture_is_no_limit():
                          "W_Q, W_K and W_V, that are not shared with other heads.")
     assert text != CHEFS
     assert rubric.evaluate(R1, text).lines["heads_parallel"].earned
+
+
+# --------------------------------------------------------------------------- pictures of other parts (exercise 4)
+
+R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
+
+
+@pytest.mark.parametrize("sentence, mapped", [
+    ("I think of the residual stream as a river and every sub-layer as a mill on a side channel.",
+     {("river", "rivers"): ("residual stream", "residual streams"), ("mill", "mills"): ("block", "blocks")}),
+    ("The residual stream is the motorway: the embedding gets on at the bottom.",
+     {("motorway", "motorways"): ("residual stream", "residual streams")}),
+    ("The coach's feedback, i.e. the gradient, runs back down the same chain.",
+     {("feedback", "feedbacks"): ("gradient", "gradients")}),
+    ("Twelve runners (the twelve sub-layers) hand the baton on.", {("runner", "runners"): ("block", "blocks")}),
+    ("The residual stream is a path for the gradient.", {}),  # a word of the lesson's own account
+    ("Each block is a small MLP with attention.", {}),  # a word of the lesson
+    ("The gradient is tiny by the first block.", {}),
+])
+def test_a_picture_of_another_part_is_found_only_when_stated(sentence, mapped):
+    assert pictures.part_pictures([N(sentence)]) == mapped
+
+
+def test_a_part_pictures_sentences_are_matched_as_sentences_about_the_part():
+    # ("the gradient is shrunk by every mill" earned nothing before: the mills made it a sentence about something else)
+    text = ("I think of the residual stream as a river and every sub-layer as a mill on a side channel. The river "
+            "itself always flows through.\n\nWithout residuals there is no river, only mills one after another. Going "
+            "upstream the gradient is shrunk by every mill, so the first blocks hardly get any signal.")
+    assert rubric.evaluate(R4, text).lines["gradient_path"].earned
+    # the mapping sentence keeps its words; the others are read with the part's
+    us = units(R4, blocks(text)[0])[0]
+    read = [u.norm for u in pictures.matching_units(us)]
+    assert read[0] == us[0].norm and read[3] == N("Going upstream the gradient is shrunk by every block, so the first "
+                                                  "blocks hardly get any signal.")
+    # without a stated mapping nothing is read as the part
+    unmapped = text.replace("I think of the residual stream as a river and every sub-layer as a mill on a side "
+                            "channel.", "There is a river with mills on its side channels.")
+    assert pictures.part_pictures([u.norm for u in units(R4, blocks(unmapped)[0])[0]]) == {}

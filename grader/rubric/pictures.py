@@ -18,7 +18,13 @@ apart ("the chefs take turns, but the heads do not"). What the picture's world d
 about the heads: read as one, it would be a named error the answer does not make.
 
 The noun must be no word of the lesson (no domain or general word: "the heads are the *parts* that ...", "each
-head is a *function*" map nothing). An answer that never speaks of the model in sentences of its own
+head is a *function*" map nothing). Exercise 4's pictures are of other parts: "think of the residual stream as a river and every sub-layer as a mill",
+"each sub-layer is a service station", "the coach's feedback, i.e. the gradient". :func:`part_pictures` finds such
+stated mappings onto the residual stream, the blocks and the gradient (:data:`PARTS`), and :func:`read_as_parts`
+reads the picture's noun as the part everywhere but in the sentence that states it ("going upstream the gradient is
+shrunk by every mill" is read "... by every block").
+
+An answer that never speaks of the model in sentences of its own
 (:func:`.worlds.entangled_share` over its threshold: nonsense that says "the kittens are called the heads")
 keeps its words as they are.
 """
@@ -178,10 +184,86 @@ def read_as_heads(units_: list[Unit], picture: tuple[str, str] | None) -> list[U
     return out
 
 
+#: Model parts other than the heads that a picture of the student's own may stand for (exercise 4's pictures: "the
+#: residual stream is the motorway", "each sub-layer is a service station", "think of the residual stream as a river
+#: and every sub-layer as a mill"): the words naming the part, and what the picture's noun is read as.
+PARTS = ((r"residual streams?|residual connections?|skip connections?|residual paths?", ("residual stream",
+                                                                                          "residual streams")),
+         (r"sub-?layers?|blocks?", ("block", "blocks")),
+         (r"gradients?|error signal|learning signal", ("gradient", "gradients")))
+_PART = "(?P<part>" + "|".join(p for p, _ in PARTS) + ")"
+_PRE = r"(?P<pre>[a-z][a-z'-]+\s+)?"
+_PART_MAPPINGS = [re.compile(p) for p in (
+    rf"\b(?:think of|imagine|picture|see|view)\s+(?:the\s+|each\s+|every\s+|a\s+|an\s+)?{_PART}\s+as\s+(?:like\s+)?"
+    rf"{_DET}*{_PRE}{_NOUN}",
+    rf"\b(?:think of|imagine|picture)\b.*\band\s+(?:the\s+|each\s+|every\s+|a\s+|an\s+)?{_PART}\s+as\s+{_DET}+{_PRE}{_NOUN}",
+    rf"\b(?:the|each|every|a|an)\s+{_PART}\s+(?:is|are|acts? as|works? as)\s+(?:just\s+|basically\s+|kind of\s+|"
+    rf"sort of\s+)?(?:like\s+{_DET}*|{_DET}+){_PRE}{_NOUN}",
+    rf"\b(?:the|each|every|a|an|one)\s+{_PRE}{_NOUN}\s+(?:is|are|=|stands? for)\s+(?:like\s+)?(?:the\s+|a\s+|an\s+|one\s+|"
+    rf"each\s+)(?:[a-z-]+\s+)?{_PART}\b",
+    rf"\b{_NOUN},?\s+(?:i\.e\.?|that is),?\s+(?:the\s+)?{_PART}\b",
+    rf"\b{_NOUN}\s+\((?:the\s+)?(?:[a-z-]+\s+)?{_PART}\)",
+)]
+#: Words of the lesson's own account that no picture of a part may take: "the residual stream is a path".
+_NOT_A_PART_PICTURE = frozenset("path paths route routes line lines copy copies sum sums addition additions correction "
+                                "corrections signal signals information input inputs output outputs result results "
+                                "version versions identity term terms factor factors product products map maps function "
+                                "functions number numbers loss level levels model models network networks stack stacks "
+                                "chain chains series sequence sequences step steps way ways".split())
+
+
+def _part_noun(m: re.Match, norms: list[str]) -> tuple[str, str] | None:
+    """The picture's noun (singular, plural) of a part mapping, or None when it is no noun of a picture (tried as
+    matched, then the word before it: "as a river and ..." is "river")."""
+    noun, pre = m.group("noun"), (m.groupdict().get("pre") or "").strip()
+    for noun in (noun, pre) if _no_noun(noun) else (noun,):
+        if not noun or _no_noun(noun):
+            continue
+        forms = _forms(noun)
+        if any(w in _NOT_A_PICTURE or w in _NOT_A_PART_PICTURE or w in topic._ADJECTIVES or topic._is_domain_word(w)
+               for w in (noun, forms[0])):
+            continue
+        if any(topic._general(w) for w in (noun, forms[0])) and not _noun_elsewhere(forms, norms):
+            continue
+        return forms
+    return None
+
+
+def part_pictures(norms: list[str]) -> dict[tuple[str, str], tuple[str, str]]:
+    """The nouns an answer maps onto model parts other than the heads (:data:`PARTS`): picture noun forms -> the part's
+    (singular, plural); the first mapping of a noun counts. Args: norms, the normalised sentences in order."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for norm in norms:
+        for pattern in _PART_MAPPINGS:
+            for m in pattern.finditer(norm):
+                forms = _part_noun(m, norms)
+                part = next((words for p, words in PARTS if re.fullmatch(p, m.group("part"))), None)
+                if forms and part and forms not in out:
+                    out[forms] = part
+    return out
+
+
+def read_as_parts(units_: list[Unit], pictures: dict[tuple[str, str], tuple[str, str]]) -> list[Unit]:
+    """``units_`` with each picture noun of :func:`part_pictures` read as the part it stands for, in the matched text
+    only; the sentence that states a mapping and a sentence that sets the picture apart keep their words."""
+    if not pictures:
+        return units_
+    out = []
+    for u in units_:
+        norm = u.norm
+        if not _LIMIT.search(norm) and not any(p.search(norm) for p in _PART_MAPPINGS):
+            for (singular, plural), (one, many) in pictures.items():
+                norm = re.sub(rf"(?<![\w-])(?:({re.escape(plural)})|({re.escape(singular)}))(?![\w-])",
+                              lambda m: many if m.group(1) else one, norm)
+        out.append(u if norm == u.norm else replace(u, norm=norm))
+    return out
+
+
 def matching_units(units_: list[Unit]) -> list[Unit]:
     """The units the concepts and misconceptions are matched in: :func:`read_as_heads` with the answer's
-    :func:`own_picture`, unless the answer says everything inside another world (:func:`.worlds.entangled_share`)."""
+    :func:`own_picture`, then :func:`read_as_parts` with its :func:`part_pictures`, unless the answer says everything
+    inside another world (:func:`.worlds.entangled_share`)."""
     norms = [u.norm for u in units_]
     if worlds.inside_another_world(*worlds.entangled_share(norms)):
         return units_
-    return read_as_heads(units_, own_picture(norms))
+    return read_as_parts(read_as_heads(units_, own_picture(norms)), part_pictures(norms))
