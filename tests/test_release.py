@@ -71,11 +71,15 @@ def test_grade_works_in_the_release_on_public_checks(bundle, tmp_path):
     skeleton = subprocess.run(run, cwd=bundle, env=env, capture_output=True, text=True, timeout=120)
     assert "exercise3: 0 / 9.5 points" in skeleton.stdout, skeleton.stdout + skeleton.stderr
     assert "Hidden tests are not available here" in skeleton.stdout
-    shutil.copy(ROOT / "solutions" / "exercise3" / "attention.py", bundle / "exercise3" / "attention.py")
-    solved = subprocess.run(run, cwd=bundle, env=env, capture_output=True, text=True, timeout=120)
-    assert "exercise3: 9.5 / 9.5 points" in solved.stdout, solved.stdout + solved.stderr
-    assert solved.returncode == 0
-    assert (bundle / "reports" / "exercise3.html").is_file()
+    work = bundle / "exercise3" / "attention.py"
+    try:
+        shutil.copy(ROOT / "solutions" / "exercise3" / "attention.py", work)
+        solved = subprocess.run(run, cwd=bundle, env=env, capture_output=True, text=True, timeout=120)
+        assert "exercise3: 9.5 / 9.5 points" in solved.stdout, solved.stdout + solved.stderr
+        assert solved.returncode == 0
+        assert (bundle / "reports" / "exercise3.html").is_file()
+    finally:  # the bundle is shared by this module's tests: the leak checks must see the student's skeleton again
+        shutil.copy(exercises.load("exercise3").skeleton / "attention.py", work)
 
 
 # --------------------------------------------------------------------------------------------- the rubrics
