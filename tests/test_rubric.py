@@ -66,6 +66,17 @@ def test_fragments_stay_fragments(fragment):
     assert not has_verb(rubric.normalise(fragment))
 
 
+@pytest.mark.parametrize("line, prose", [
+    ("Without it the grad goes through all 12 sub-layers → shrinks each time → first blocks get almost no update.", True),
+    ("no residuals → every block carries everything → stuck at U (letter freq.)", False),
+    ("residuals -> gradient highway -> deep nets trainable", False),
+    ("attention -> add & norm -> FFN -> add & norm", False),
+])
+def test_a_chain_of_arrows_is_a_sentence_only_when_its_links_are_clauses(line, prose):
+    from grader.rubric.sentences import _not_arrow_notes
+    assert _not_arrow_notes(rubric.normalise(line)) is prose
+
+
 def test_normalise_folds_unicode_latex_and_contractions():
     assert rubric.normalise("W^O and $W_{O}$, d_{model} ÷ h ≈ 64 — ＢＥＲＴ doesn't") == \
         "w_o and w_o , d_model / h approximately 64 - bert does not"

@@ -317,11 +317,20 @@ def has_verb(norm: str) -> bool:
     return False
 
 
+def _not_arrow_notes(norm: str) -> bool:
+    """Whether a unit with arrows still reads as a sentence: "residuals -> gradient highway -> deep nets trainable" is
+    notes in arrows (fewer than two arrows pass), but a chain whose links are clauses with verbs of their own ("the grad
+    goes through all 12 sub-layers -> shrinks each time -> first blocks get no update") is a sentence written with
+    arrows for "so"."""
+    links = _ARROW.split(norm)
+    return len(links) < 3 or 2 * sum(has_verb(link.strip()) for link in links) > len(links)
+
+
 def _make_unit(rubric: Rubric, display: str, section: int, block: int, list_item: bool = False) -> Unit:
     norm = normalise(display)
     toks = words(norm)
     prose = (not list_item and len(toks) >= rubric.sentence_min_words
              and sentence_share(toks) >= rubric.sentence_min_function_share
-             and len(_ARROW.findall(norm)) < 2  # "a -> b -> c" is notes in arrows, not a sentence
+             and _not_arrow_notes(norm)
              and has_verb(norm))
     return Unit(display=display, norm=norm, section=section, block=block, list_item=list_item, prose=prose)
