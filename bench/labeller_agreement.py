@@ -44,12 +44,8 @@ def cohen_kappa(a: list[bool], b: list[bool]) -> float:
     return (observed - expected) / (1 - expected) if expected < 1 else float("nan")
 
 
-def metrics(x, y) -> dict[str, float]:
-    """within_1, mae, spearman and qwk of ratings ``y`` against ``x`` (both on 0-10)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    err = np.abs(x - y)
-    return {"n": len(x), "within_1": float((err <= 1 + 1e-9).mean()), "mae": float(err.mean()),
-            "spearman": pa.spearman(x, y), "qwk": pa.quadratic_kappa(x, y)}
+#: within_1, mae, spearman and qwk of ratings against labels (both on 0-10): the prose bench's own measure.
+metrics = pa.agreement_of
 
 
 def line(label: str, m: dict[str, float]) -> str:

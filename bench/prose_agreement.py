@@ -186,10 +186,14 @@ def quadratic_kappa(labels, scores, n: int = 11) -> float:
 
 def agreement(rows: list[Graded]) -> dict[str, float]:
     """within_1, mae, spearman, qwk and n of ``rows``."""
-    labels = np.array([r.label for r in rows])
-    scores = np.array([r.score for r in rows])
+    return agreement_of([r.label for r in rows], [r.score for r in rows])
+
+
+def agreement_of(labels, scores) -> dict[str, float]:
+    """within_1, mae, spearman, qwk and n of ratings ``scores`` against ``labels`` (both on 0-10)."""
+    labels, scores = np.asarray(labels, float), np.asarray(scores, float)
     err = np.abs(scores - labels)
-    return {"n": len(rows), "within_1": float((err <= 1 + 1e-9).mean()), "mae": float(err.mean()),
+    return {"n": len(labels), "within_1": float((err <= 1 + 1e-9).mean()), "mae": float(err.mean()),
             "spearman": spearman(labels, scores), "qwk": quadratic_kappa(labels, scores)}
 
 

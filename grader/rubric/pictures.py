@@ -18,9 +18,10 @@ apart ("the chefs take turns, but the heads do not"). What the picture's world d
 about the heads: read as one, it would be a named error the answer does not make.
 
 The noun must be no word of the lesson (no domain or general word: "the heads are the *parts* that ...", "each
-head is a *function*" map nothing). Exercise 4's pictures are of other parts: "think of the residual stream as a river and every sub-layer as a mill",
-"each sub-layer is a service station", "the coach's feedback, i.e. the gradient". :func:`part_pictures` finds such
-stated mappings onto the residual stream, the blocks and the gradient (:data:`PARTS`), and :func:`read_as_parts`
+head is a *function*" map nothing). Exercise 4's pictures are of other parts: "think of the residual stream as a
+river and every sub-layer as a mill", "each sub-layer is a service station", "the coach's feedback, i.e. the
+gradient". :func:`part_pictures` finds such stated mappings onto the residual stream, the blocks and the gradient
+(:data:`PARTS`), and :func:`read_as_parts`
 reads the picture's noun as the part everywhere but in the sentence that states it ("going upstream the gradient is
 shrunk by every mill" is read "... by every block").
 
@@ -196,27 +197,30 @@ _PRE = r"(?P<pre>[a-z][a-z'-]+\s+)?"
 _PART_MAPPINGS = [re.compile(p) for p in (
     rf"\b(?:think of|imagine|picture|see|view)\s+(?:the\s+|each\s+|every\s+|a\s+|an\s+)?{_PART}\s+as\s+(?:like\s+)?"
     rf"{_DET}*{_PRE}{_NOUN}",
-    rf"\b(?:think of|imagine|picture)\b.*\band\s+(?:the\s+|each\s+|every\s+|a\s+|an\s+)?{_PART}\s+as\s+{_DET}+{_PRE}{_NOUN}",
+    rf"\b(?:think of|imagine|picture)\b.*\band\s+(?:the\s+|each\s+|every\s+|a\s+|an\s+)?{_PART}\s+as\s+{_DET}+"
+    rf"{_PRE}{_NOUN}",
     rf"\b(?:the|each|every|a|an)\s+{_PART}\s+(?:is|are|acts? as|works? as)\s+(?:just\s+|basically\s+|kind of\s+|"
     rf"sort of\s+)?(?:like\s+{_DET}*|{_DET}+){_PRE}{_NOUN}",
-    rf"\b(?:the|each|every|a|an|one)\s+{_PRE}{_NOUN}\s+(?:is|are|=|stands? for)\s+(?:like\s+)?(?:the\s+|a\s+|an\s+|one\s+|"
-    rf"each\s+)(?:[a-z-]+\s+)?{_PART}\b",
+    rf"\b(?:the|each|every|a|an|one)\s+{_PRE}{_NOUN}\s+(?:is|are|=|stands? for)\s+(?:like\s+)?"
+    rf"(?:the\s+|a\s+|an\s+|one\s+|each\s+)(?:[a-z-]+\s+)?{_PART}\b",
     rf"\b{_NOUN},?\s+(?:i\.e\.?|that is),?\s+(?:the\s+)?{_PART}\b",
     rf"\b{_NOUN}\s+\((?:the\s+)?(?:[a-z-]+\s+)?{_PART}\)",
 )]
 #: Words of the lesson's own account that no picture of a part may take: "the residual stream is a path".
-_NOT_A_PART_PICTURE = frozenset("path paths route routes line lines copy copies sum sums addition additions correction "
-                                "corrections signal signals information input inputs output outputs result results "
-                                "version versions identity term terms factor factors product products map maps function "
-                                "functions number numbers loss level levels model models network networks stack stacks "
-                                "chain chains series sequence sequences step steps way ways".split())
+_NOT_A_PART_PICTURE = frozenset("""
+path paths route routes line lines copy copies sum sums addition additions correction corrections signal signals
+information input inputs output outputs result results version versions identity term terms factor factors product
+products map maps function functions number numbers loss level levels model models network networks stack stacks
+chain chains series sequence sequences step steps way ways
+""".split())
 
 
 def _part_noun(m: re.Match, norms: list[str]) -> tuple[str, str] | None:
     """The picture's noun (singular, plural) of a part mapping, or None when it is no noun of a picture (tried as
     matched, then the word before it: "as a river and ..." is "river")."""
     noun, pre = m.group("noun"), (m.groupdict().get("pre") or "").strip()
-    for noun in (noun, pre) if _no_noun(noun) else (noun,):
+    candidates = (noun, pre) if _no_noun(noun) else (noun,)
+    for noun in candidates:
         if not noun or _no_noun(noun):
             continue
         forms = _forms(noun)
@@ -248,13 +252,14 @@ def read_as_parts(units_: list[Unit], pictures: dict[tuple[str, str], tuple[str,
     only; the sentence that states a mapping and a sentence that sets the picture apart keep their words."""
     if not pictures:
         return units_
+    readings = [(re.compile(rf"(?<![\w-])(?:({re.escape(plural)})|({re.escape(singular)}))(?![\w-])"), one, many)
+                for (singular, plural), (one, many) in pictures.items()]
     out = []
     for u in units_:
         norm = u.norm
         if not _LIMIT.search(norm) and not any(p.search(norm) for p in _PART_MAPPINGS):
-            for (singular, plural), (one, many) in pictures.items():
-                norm = re.sub(rf"(?<![\w-])(?:({re.escape(plural)})|({re.escape(singular)}))(?![\w-])",
-                              lambda m: many if m.group(1) else one, norm)
+            for pattern, one, many in readings:
+                norm = pattern.sub(lambda m, one=one, many=many: many if m.group(1) else one, norm)
         out.append(u if norm == u.norm else replace(u, norm=norm))
     return out
 

@@ -91,11 +91,13 @@ def _title_line(line: str, nxt: str) -> bool:
     "Re: ..." line, a title without a heading mark) and not the first line of hard-wrapped prose: it has at most
     :data:`_TITLE_MAX_WORDS` words, starts with a capital, ends with no punctuation, is shorter than 80 % of the next
     line (wrapped prose fills its lines), and the next line starts with a capitalised word (not a symbol such as
-    "W_O" or "BERT", which wrapped prose may carry to a new line). Its words would otherwise open the paragraph's first sentence and be quoted with it."""
+    "W_O" or "BERT", which wrapped prose may carry to a new line). Its words would otherwise open the paragraph's
+    first sentence and be quoted with it."""
     line, nxt = line.strip(), nxt.strip()
     if re.match(r"(?i)re:\s", line) and len(line.split()) <= 2 * _TITLE_MAX_WORDS:
         return True
-    return (len(line.split()) <= _TITLE_MAX_WORDS and line[:1].isupper() and not re.search(r"[.,;:!?\-—–(\[]$", line)
+    return (len(line.split()) <= _TITLE_MAX_WORDS and line[:1].isupper()
+            and not re.search(r"[.,;:!?\-—–(\[]$", line)
             and len(line) < 0.8 * len(nxt) and bool(re.match(r"[A-Z][a-z]+\b", nxt)))
 
 
