@@ -212,3 +212,12 @@ def test_a_part_pictures_sentences_are_matched_as_sentences_about_the_part():
     unmapped = text.replace("I think of the residual stream as a river and every sub-layer as a mill on a side "
                             "channel.", "There is a river with mills on its side channels.")
     assert pictures.part_pictures([u.norm for u in units(R4, blocks(unmapped)[0])[0]]) == {}
+
+
+def test_naming_the_residual_stream_in_a_picture_is_not_the_residual_connections():
+    # "Residual stream" is a term of the lesson, but a sentence that only names it says nothing of the connections
+    # around attention and the MLP (exercise 1's residual line); it earned the point when "stream" counted as a part
+    # of the block. Saying what the stream does still earns it.
+    assert not rubric.evaluate(R1, ex1("", "Think of the residual stream as a river.", "")).lines["residual"].earned
+    said = "Think of the residual stream as a river: attention and the MLP each add their output to it."
+    assert rubric.evaluate(R1, ex1("", said, "")).lines["residual"].earned
