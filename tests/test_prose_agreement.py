@@ -74,10 +74,12 @@ def test_labelled_set_is_large_enough_and_split(graded):
     if exercise.startswith("heldout"):
         assert len(test) == len(rows)  # all of it is a test set
     else:
-        # the split is by name hash, about 30 %; exercise 4's labels_d, labels_e and labels_f.toml (24 answers each,
-        # 2026-12-06) are all dev, written to be tuned on beside heldout6_ex4, heldout7_ex4 and heldout8_ex4, their
-        # never-tuned counterparts: 24 of 169 are test
-        assert 0.12 <= len(test) / len(rows) <= 0.4
+        # the split is by name hash, about 30 %. Exercise 4's later dev rounds (labels_d to labels_h, 2026-12-06) are
+        # all dev, each written beside a held-out set of its own (heldout6_ex4 ...), never tuned on: those count as
+        # exercise 4's test answers too
+        held_out = 0 if exercise == "exercise1" else sum(
+            len(agreement.labelled(name)) for name in agreement.RUBRICS if name.endswith("_ex4"))
+        assert 0.25 <= (len(test) + held_out) / (len(rows) + held_out) <= 0.5
 
 
 def test_agreement_on_the_test_split(graded):

@@ -10,6 +10,7 @@ from . import cues
 from .assertions import Clause, Cue, asserted, clauses, distancing
 from .spec import Evidence
 from .read import FUNCTION_WORDS
+from .reported import reported
 from .sentences import Unit
 from .topic import anchored, bound_and_mixed, foreign_agents, mapped, misused, mixing_paragraph, strong_beyond, topical
 from .worlds import bridges, unquoted
@@ -175,14 +176,15 @@ _DEFINITION = re.compile(r"(?:a|an) (?:[\w-]+ ){0,2}?[\w-]+ (?:is|means) (?:one|
 
 
 def retracted(units_: list[Unit]) -> list[bool]:
-    """For each unit, whether a later sentence takes it back (:func:`.assertions.distancing`): one that reaches its
+    """For each unit, whether the student does not stand behind it: another speaker's words they report
+    (:func:`.reported.reported`), or a sentence a later one takes back (:func:`.assertions.distancing`): one that reaches its
     paragraph ("None of that is true.") in the same block, one that reaches the answer ("Everything I wrote above
     is false.") anywhere after it. List items retract nothing.
 
     A label that calls what follows false ("Wrong claims:", "Myths:", :data:`.cues.FALSE_LABEL`) reaches the list
     under it: each following one-sentence block (a bullet) or list item of its section, up to a block of several
     sentences, a new section, or a sentence that opens with a contrast ("In reality, ...", "But ...")."""
-    out = [False] * len(units_)
+    out = reported(units_)  # a chatbot's turn or quoted answer is its claim (.reported)
     per_block = Counter(u.block for u in units_)
     label: int | None = None  # section of the open label
     for i, u in enumerate(units_):
@@ -230,10 +232,6 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
     return tuple(out)
 
 
-#: A turn of a written dialogue: "Student: ...", "Tutor: ..." (normalised, markdown gone).
-_SPEAKER = re.compile(r"^([a-z][a-z.]*(?: [a-z][a-z.]*)?):\s+")
-
-
 def _reply(units_: list[Unit], i: int) -> str:
     """The next turn of a written dialogue when unit ``i`` ends one speaker's turn and the next unit opens another's
     (each turn its own paragraph: "Student: ..." then "Tutor: Not if ..."), its label left out, so that the reply
@@ -245,7 +243,7 @@ def _reply(units_: list[Unit], i: int) -> str:
     first = i
     while first and units_[first - 1].block == units_[i].block:
         first -= 1
-    mine, theirs = _SPEAKER.match(units_[first].norm), _SPEAKER.match(nxt.norm)
+    mine, theirs = cues.SPEAKER.match(units_[first].norm), cues.SPEAKER.match(nxt.norm)
     if not mine or not theirs or mine.group(1) == theirs.group(1):
         return ""
     return nxt.norm[theirs.end():]

@@ -49,7 +49,7 @@ _SAY = (r"(?:say|says|said|claim|claims|claimed|think|thinks|believe|believes|ar
 #: One person or program with no authority on the subject, whose word a student may only report ("my friend
 #: claims", "ChatGPT told me", "according to a YouTube video"). A reference work or an author the student cites
 #: ("according to Wikipedia / the paper", "the authors say") is an endorsement and stays asserted.
-_SOURCE = (r"(?:(?:my|a|one|an?other|some) (?:(?:good|best|old|older|younger) )?(?:friend|classmate|roommate|flatmate|"
+_SOURCE = (r"(?:(?:my|an?|one|an?other|some) (?:(?:good|best|old|older|younger) )?(?:friend|classmate|roommate|flatmate|"
            r"brother|sister|cousin|dad|father|mum|mom|mother|uncle|aunt|neighbou?r|coworker|co-worker|fellow student|"
            r"redditor|youtuber|stranger|chatbot|chat bot|ai|llm|language model|forum post|reddit post|reddit thread|"
            r"youtube video|tiktok|tweet|comment)(?: of mine)?\b|\b(?:chat ?gpt|claude|gemini|bard|copilot|"
@@ -255,3 +255,17 @@ TRAILING_FRAME_END = re.compile(
 #: A sentence that opens as a question ("Does each head ..., while another ...?"): up to its "?", all of it is asked.
 QUESTION_OPEN = re.compile(r"^(?:and |but |so )?(?:do|does|did|is|are|was|were|can|could|would|will|should|has|have|"
                            r"had|how|why|who|what|which|where|when)\b")
+#: One person or program with no authority whose words a student may only report (:data:`_SOURCE`); the step that
+#: finds reported speech (.reported) uses it for the source named before a quote.
+SOURCE = re.compile(rf"\b{_SOURCE}")
+#: The label of a transcript turn spoken by such a source: "ChatGPT: ...", "AI: ...", "Friend: ..." (normalised).
+#: Not "Model:", "Answer:", "A:" or the student's own "Me:" / "Student:" / "You:" turns.
+OTHER_SPEAKER = re.compile(r"^((?:the |my )?(?:chat ?gpt|gpt-?[0-9][\w.-]*|claude|gemini|bard|copilot|bing|"
+                           r"perplexity|deepseek|mistral|llama[\w.-]*|ai|a\.i\.|bot|chat ?bot|assistant|ai assistant|"
+                           r"llm|friend|classmate|roommate))\s*:\s+")  # group 1: the speaker
+#: Words that say a source answered: the sentence that opens a quote ("This is what it answered:").
+REPORTING = re.compile(r"\b(?:said|says|say|answered|answers|replied|replies|wrote|writes|told|tells|responded|"
+                       r"responds|gave|gives|printed|generated|produced|came back with|suggested|explained|explains|"
+                       r"answer|reply|response|output|explanation|words|version)\b")
+#: A turn of a written dialogue: "Student: ...", "Tutor: ..." (normalised, markdown gone); its group is the speaker.
+SPEAKER = re.compile(r"^([a-z][a-z.]*(?: [a-z][a-z.]*)?):\s+")

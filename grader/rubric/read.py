@@ -19,6 +19,7 @@ class Block:
 
     section: int
     text: str
+    quoted: bool = False  # a Markdown blockquote line ("> ..."): someone else's words, reported (.reported)
 
 
 def read_text(data: bytes) -> str:
@@ -37,12 +38,15 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
     current: list[str] = []
     section = 0
     in_fence = False
+    quoted = False
 
     def flush():
+        nonlocal quoted
         joined = " ".join(s.strip() for s in current).strip()
         if joined:
-            out.append(Block(section, _strip_inline(joined)))
+            out.append(Block(section, _strip_inline(joined), quoted))
         current.clear()
+        quoted = False
 
     raw_lines = text.split("\n")
     for i, line in enumerate(raw_lines):
@@ -69,6 +73,7 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
             continue
         if _BULLET.match(line) or line.lstrip().startswith(">"):
             flush()
+            quoted = line.lstrip().startswith(">")
             line = _BULLET.sub("", line.lstrip("> "))
         if line.strip().startswith("|"):  # a table row: one block, cells separated
             flush()

@@ -25,6 +25,8 @@ nonsense           0.6      over 45 % of the words in sentences mixing the lesso
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
 error named        0.5      a misconception (or a 0-point named error) found on a question that earns nothing
+reported           0.5      at least :data:`REPORTED_SHARE` of the words are another speaker's, reported: a
+                            chatbot's turn of a pasted transcript, a chatbot's answer quoted (.reported)
 borderline         0.5      the total is within ``review_band`` of the pass mark
 keywords           0.5      mostly keywords (capped)
 partly copied      0.4      a share of the answer is found in a copy source, below "copied"
@@ -46,13 +48,14 @@ from pathlib import Path
 
 from .assertions import clauses
 from .concepts import find
+from .reported import reported
 from .spec import Rubric
 from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
 from . import genre, topic, worlds
 
 PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "nonsense": 0.6, "contradiction": 0.5, "error named": 0.5,
-           "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "unsure": 0.4, "other": 0.5}
+           "reported": 0.5, "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "unsure": 0.4, "other": 0.5}
 #: First words of the reasons other steps give, and their kind (checked in this order).
 _KIND_OF_REASON = (("partly copied", "partly copied"), ("copied", "copied"), ("mostly keywords", "keywords"),
                    ("the answer may not be in english", "other language"), ("borderline", "borderline"),
@@ -69,6 +72,9 @@ MIXED_MIN_SENTENCES = 2
 #: Nonsense too: more than this share of the words in sentences laying the lesson's terms over another world
 #: (:func:`.worlds.world_share`; genuine dev answers reach 0.47).
 WORLD_SHARE = 0.55
+#: Reported: at least this share of the words stand in sentences that are another speaker's (.reported); they earn
+#: nothing, and a teacher decides whether the student pasted a chatbot's answer or meant it as their own.
+REPORTED_SHARE = 0.25
 
 
 def penalty_of(reason: str) -> float:
@@ -120,9 +126,11 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
     A sentence denies a line when one of the line's one-sentence pieces of evidence matches it in the
     lesson's sense but not as an assertion (:func:`.concepts.find` with ``denied=True``: "the heads do not
     run in parallel" after "several heads run in parallel"). The sentences that earned the line are not
-    looked at, nor are counterfactual sentences (:data:`_COUNTERFACTUAL`).
+    looked at, nor are counterfactual sentences (:data:`_COUNTERFACTUAL`), nor another speaker's words the answer
+    reports (:func:`.reported.reported`: a classmate's question in a dialogue denies nothing).
     """
     out = {}
+    others = {id(u) for u, r in zip(units_, reported(units_)) if r}
     for line in rubric.lines:
         quotes = earned.get(line.id)
         if quotes is None:
@@ -130,7 +138,8 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
         for ev in line.evidence:
             if ev.sentences != 1:
                 continue
-            pool = [u for u in units_ if not any(u.display in q for q in quotes) and not _COUNTERFACTUAL.search(u.norm)]
+            pool = [u for u in units_ if not any(u.display in q for q in quotes) and not _COUNTERFACTUAL.search(u.norm)
+                    and id(u) not in others]
             hit = find(ev, pool, denied=True)
             if hit is not None and not _absence_only(hit):
                 out[line.id] = hit.units[0].display
@@ -191,6 +200,13 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
     for m, quote in unread_near(rubric, matched or units_, a).items():
         own[f"unsure: a sentence speaks of whether {m.statement}, in words the rubric reads neither as that error "
             f"nor as its right version: \"{quote}\""] = PENALTY["unsure"]
+    said = [u for u, r in zip(units_, reported(units_)) if r]
+    n_words = sum(len(u.norm.split()) for u in units_)
+    if said and sum(len(u.norm.split()) for u in said) >= REPORTED_SHARE * n_words:
+        own[f"reported: {len(said)} sentence{'s' if len(said) > 1 else ''} ("
+            f"{sum(len(u.norm.split()) for u in said) / n_words:.0%} of the words) are a chatbot's or another "
+            f"person's words that the answer reports (a transcript turn or a quote), and earn nothing: "
+            f"\"{said[0].display}\""] = PENALTY["reported"]
     spec = _spec(rubric.path)
     already_language = any(penalty_of(r) == PENALTY["other language"] for r in a.needs_review)
     if spec is not None and not already_language:

@@ -51,6 +51,7 @@ class Unit:
     block: int
     list_item: bool = False
     prose: bool = False
+    quoted: bool = False  # from a Markdown blockquote (.read.Block.quoted)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -113,7 +114,7 @@ def units(rubric: Rubric, blocks_: list[Block]) -> tuple[list[Unit], int, bool]:
                     keep = rubric.max_words - total
                     piece = " ".join(piece.split()[:keep])
                 total += n
-                unit = _make_unit(rubric, piece, block.section, b, list_item=len(pieces) > 1)
+                unit = _make_unit(rubric, piece, block.section, b, list_item=len(pieces) > 1, quoted=block.quoted)
                 if unit.norm:
                     out.append(unit)
             total += len(words(rest))  # what the character cut left unread
@@ -326,11 +327,13 @@ def _not_arrow_notes(norm: str) -> bool:
     return len(links) < 3 or 2 * sum(has_verb(link.strip()) for link in links) > len(links)
 
 
-def _make_unit(rubric: Rubric, display: str, section: int, block: int, list_item: bool = False) -> Unit:
+def _make_unit(rubric: Rubric, display: str, section: int, block: int, list_item: bool = False,
+               quoted: bool = False) -> Unit:
     norm = normalise(display)
     toks = words(norm)
     prose = (not list_item and len(toks) >= rubric.sentence_min_words
              and sentence_share(toks) >= rubric.sentence_min_function_share
              and _not_arrow_notes(norm)
              and has_verb(norm))
-    return Unit(display=display, norm=norm, section=section, block=block, list_item=list_item, prose=prose)
+    return Unit(display=display, norm=norm, section=section, block=block, list_item=list_item, prose=prose,
+                quoted=quoted)

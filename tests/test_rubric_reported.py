@@ -1,0 +1,102 @@
+"""Reported speech (grader/rubric/reported.py): a chatbot's turn in a pasted transcript, or its answer quoted under
+"This is what it answered:", is the chatbot's claim; it earns nothing, costs nothing and asks a person to look.
+The student's own turns, a self-made "Q: / A:", and a quote of the paper stay the student's."""
+import pytest
+from conftest import ROOT
+
+from grader import rubric
+from grader.rubric.read import blocks
+from grader.rubric.reported import reported
+from grader.rubric.sentences import units
+
+R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
+
+NO_RESIDUAL = ("Without residual connections there is no direct path for the gradient back to the early blocks, so it "
+               "shrinks through every layer and the first blocks barely learn. Each block also has to pass the whole "
+               "signal on by itself. So the model only learns the character frequencies and stays at the unigram "
+               "level U.")
+POST_NORM = ("In post-norm the layer norm sits on the residual path, so the gradient has to go through every "
+             "normalisation on its way back. The original Transformer used a learning-rate warm-up to get around "
+             "this.")
+ALL_LINES = {"gradient_path", "whole_signal", "unigram_level", "postnorm_in_gradient_path", "warmup"}
+
+
+def earned(text):
+    a = rubric.evaluate(R4, text)
+    return {k for k, v in a.lines.items() if v.counted}, a
+
+
+def flags(a):
+    return [r for r in a.needs_review if r.startswith("reported:")]
+
+
+def said(text):
+    us = units(R4, blocks(text)[0])[0]
+    return [(u.norm[:12], r) for u, r in zip(us, reported(us))]
+
+
+def test_the_explanation_said_in_the_students_own_words_earns_everything():
+    got, a = earned(f"{NO_RESIDUAL}\n\n{POST_NORM}")
+    assert got == ALL_LINES and not flags(a)
+
+
+@pytest.mark.parametrize("speaker", ["ChatGPT", "**ChatGPT:**", "AI", "Assistant", "Claude", "GPT-4o", "My friend"])
+def test_a_chatbots_turns_in_a_transcript_earn_nothing_and_are_flagged(speaker):
+    label = speaker if speaker.endswith("**") else f"{speaker}:"
+    text = (f"Me: why does my model without residuals get stuck at 3.29?\n\n{label} {NO_RESIDUAL}\n\n"
+            f"Me: and why does post-norm blow up at 1.5e-2?\n\n{label} {POST_NORM}\n\nMe: ok thanks, I'll hand that in.")
+    got, a = earned(text)
+    assert got == set() and a.total == 0
+    assert flags(a) and "earn nothing" in flags(a)[0] and a.confidence == 0.5
+
+
+def test_the_students_own_turns_in_a_transcript_still_earn():
+    text = (f"ChatGPT: Why do you think the run without residuals stops at 3.29?\n\nMe: {NO_RESIDUAL}\n\n"
+            f"ChatGPT: And post-norm?\n\nMe: {POST_NORM}")
+    got, a = earned(text)
+    assert got == ALL_LINES and not flags(a)
+
+
+def test_turns_on_lines_of_one_paragraph_are_told_apart():
+    text = f"AI: Post-norm is fine at any learning rate.\nMe: {NO_RESIDUAL}\nAI: Right.\nMe: {POST_NORM}"
+    got, a = earned(text)
+    assert got == ALL_LINES
+    assert not a.misconceptions["postnorm_more_stable"].found  # the AI's error is not the student's
+
+
+def test_a_self_made_question_and_answer_is_the_students_own():
+    got, _ = earned(f"Q: What happens without residuals?\nA: {NO_RESIDUAL}\n\nQ: And post-norm?\nA: {POST_NORM}")
+    assert got == ALL_LINES
+
+
+def test_a_reply_over_several_paragraphs_is_the_speakers_until_the_next_turn():
+    gradient, rest = NO_RESIDUAL.split(". ", 1)
+    text = f"Me: why 3.29?\n\nChatGPT: {gradient}.\n\n{rest}\n\nMe: thanks.\n\n{POST_NORM}"
+    assert [r for _, r in said(text)] == [False, True, True, True, False, False, False]
+    got, _ = earned(text)
+    assert got == {"postnorm_in_gradient_path", "warmup"}  # after the last turn the student speaks again
+
+
+def test_a_paragraph_between_two_turns_of_the_same_speaker_is_not_theirs():
+    text = f"Classmate: So why does it stop at 3.29?\n\n{NO_RESIDUAL}\n\nClassmate: And post-norm?\n\n{POST_NORM}"
+    got, a = earned(text)
+    assert got == ALL_LINES and not flags(a)  # a classmate who only asks: the answers are the student's
+
+
+def test_a_chatbots_answer_quoted_under_what_it_answered_earns_nothing():
+    quoted = "\n".join(f"> {p}" for p in (NO_RESIDUAL, ">", POST_NORM))
+    text = (f"I was not sure about this part so I asked an AI assistant. This is what it answered:\n\n{quoted}\n\n"
+            "It sounds plausible.")
+    got, a = earned(text)
+    assert got == set() and flags(a)
+
+
+def test_a_quote_of_the_paper_is_cited_and_stays_the_students():
+    text = (f"{NO_RESIDUAL}\n\nThe original paper says it plainly:\n\n> {POST_NORM}")
+    got, a = earned(text)
+    assert got == ALL_LINES and not flags(a)
+
+
+def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students():
+    text = f"My summary:\n\n> {NO_RESIDUAL}\n\n{POST_NORM}"
+    assert not any(r for _, r in said(text))
