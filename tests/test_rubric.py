@@ -89,6 +89,20 @@ def test_sentences_split_after_full_stops_but_not_after_abbreviations():
         "One head, e.g. the first.", "Another one!", "Heads don't.", "Gradient descent does."]
 
 
+@pytest.mark.parametrize("text, sentences", [
+    # a capital letter after a small word ends its sentence: the lesson's U ended sentences and two were read as one
+    ("The run parks at U. Pre-norm keeps the trunk clean.", ["The run parks at U.", "Pre-norm keeps the trunk clean."]),
+    ("It sits just above U. Vaswani et al. used a warm-up.", ["It sits just above U.", "Vaswani et al. used a warm-up."]),
+    # initials stay with their name
+    ("A. Vaswani and N. Shazeer wrote it. Then more.", ["A. Vaswani and N. Shazeer wrote it.", "Then more."]),
+    ("Ashish A. Vaswani wrote it.", ["Ashish A. Vaswani wrote it."]),
+    # a small letter goes on, as terse notes do
+    ("with a skip, out = F(x) + x. the derivative is 1.", ["with a skip, out = F(x) + x. the derivative is 1."]),
+])
+def test_a_capital_letter_ends_a_sentence_unless_it_is_an_initial(text, sentences):
+    assert rubric.split_sentences(text) == sentences
+
+
 def test_a_comma_separated_keyword_list_is_split_into_items_that_never_co_occur():
     assert lines_earned("Key words: GPT, encoder, decoder, causal mask, bidirectional, BERT, residual, layer norm.") == set()
     assert lines_earned("GPT uses a causal mask.") == {"gpt_causal"}

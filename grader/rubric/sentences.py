@@ -36,8 +36,24 @@ from dataclasses import dataclass
 from .spec import Rubric
 from .read import FUNCTION_WORDS, Block, function_share, normalise, words
 
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|al|fig|eq|approx|cf|resp|no|ca|viz|incl|mr|mrs|dr|prof|st|sec)|(?:^|\s)[a-z])\.$",
-                     re.I)
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|al|fig|eq|approx|cf|resp|no|ca|viz|incl|mr|mrs|dr|prof|st|sec)|"
+                     r"(?:^|\s)(?-i:[a-z]))\.$", re.I)
+#: An initial ("A. Vaswani", "J. R. R. Tolkien", "Vaswani and N. Shazeer"): a capital letter and a period at the
+#: start, after a capitalised word, another initial, "and" or "by" (:func:`_initial`). A capital after another word
+#: ends its sentence: "the run stays at U. Pre-norm ..." (the lesson's U); a small letter never does ("output =
+#: F(x) + x. the derivative ...": terse notes go on, as :data:`_ABBREV` reads them).
+_INITIAL = re.compile(r"(?:^|\s)([A-Z])\.$")
+
+
+def _initial(end: str) -> bool:
+    """Whether ``end`` (a sentence so far) ends with an initial (:data:`_INITIAL`), not a letter ending it."""
+    m = _INITIAL.search(end)
+    if not m:
+        return False
+    before = end[:m.start(1)].split()
+    return not before or before[-1][0].isupper() or before[-1] in ("and", "by", "&")
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
 
 
@@ -59,7 +75,8 @@ def split_sentences(text: str) -> list[str]:
     pieces, current = [], ""
     for piece in _SENTENCE_END.split(text):
         current = f"{current} {piece}".strip() if current else piece
-        if not _ABBREV.search(current.rstrip("\"')]")):
+        end = current.rstrip("\"')]")
+        if not (_ABBREV.search(end) or _initial(end)):
             pieces.append(current)
             current = ""
     if current:
