@@ -325,11 +325,27 @@ def test_whole_signal_as_all_that_the_next_block_needs():
     ("Without residuals the best it can do is how often each character occurs, so its loss ends near U = 3.29.", True),
     ("Without residuals the loss ends at the unigram level.", True),
     ("With residuals the model learns from the context and its loss ends far below the unigram level.", False),
+    # the prediction without context, and its loss, said in a formula or as a score
+    ("Without residuals only the output bias trains, which gives q(c) = p(c) at every position regardless of "
+     "context. The cross-entropy of that is H(p) = U = 3.290.", True),
+    ("A model that predicts by letter frequency alone scores exactly the unigram loss, so the run parks at U.", True),
+    ("Each block must carry the whole signal by itself alone, and the loss of pre-norm ends below the unigram level.",
+     False),
 ])
 def test_unigram_level_said_as_where_the_loss_ends(sentence, earned):
     from exercises.exercise4.tests.hidden.explanation import _assess
 
     assert _assess(sentence, ()).lines["unigram_level"].earned is earned
+
+
+@pytest.mark.parametrize("sentence", [
+    "Vaswani et al. used a learning rate with warmup = 4000, i.e. a linear ramp.",
+    "Vaswani et al. warmed the learning rate up over the first 4000 steps.",
+])
+def test_warmup_said_of_the_original_transformer_by_its_authors(sentence):
+    from exercises.exercise4.tests.hidden.explanation import _assess
+
+    assert _assess(sentence, ()).lines["warmup"].earned
 
 
 def test_plots_are_drawn_from_their_specs():
