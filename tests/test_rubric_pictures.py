@@ -221,3 +221,15 @@ def test_naming_the_residual_stream_in_a_picture_is_not_the_residual_connections
     assert not rubric.evaluate(R1, ex1("", "Think of the residual stream as a river.", "")).lines["residual"].earned
     said = "Think of the residual stream as a river: attention and the MLP each add their output to it."
     assert rubric.evaluate(R1, ex1("", said, "")).lines["residual"].earned
+
+
+def test_a_noun_described_as_what_training_sends_back_is_the_gradient():
+    said = N('The "you were wrong, change this" message that training sends backwards comes straight back through '
+             'the plus signs.')
+    assert pictures.part_pictures([said]) == {("message", "messages"): ("gradient", "gradients")}
+    assert pictures.part_pictures([N("The message that the author sends back is short.")]) == {}
+    # everyday words all through: only the described part is read, and the gradient's path is earned
+    text = (f"{said.capitalize()} Take the plus signs out and the message has to squeeze through every block's "
+            "weights, shrinking each time, so the first blocks hear almost nothing and never improve.")
+    assert rubric.evaluate(R4, text).lines["gradient_path"].earned
+    assert not rubric.evaluate(R4, text.replace("that training sends backwards", "")).lines["gradient_path"].earned

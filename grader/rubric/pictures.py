@@ -206,6 +206,11 @@ _PART_MAPPINGS = [re.compile(p) for p in (
     rf"\b{_NOUN},?\s+(?:i\.e\.?|that is),?\s+(?:the\s+)?{_PART}\b",
     rf"\b{_NOUN}\s+\((?:the\s+)?(?:[a-z-]+\s+)?{_PART}\)",
 )]
+#: A noun described as what training sends back through the model is the gradient, with no "i.e." needed: "the 'you
+#: were wrong, change this' message that training sends backwards", "the note which the loss passes back".
+_DESCRIBED_GRADIENT = re.compile(
+    rf"\b{_NOUN}\s+(?:that|which)\s+(?:training|the loss|the optimi[sz]er|back-?prop\w*|the backward pass|learning)\s+"
+    r"(?:sends?|passes|pushes|carries|propagates)\s+back(?:wards?)?\b")
 #: Words of the lesson's own account that no picture of a part may take: "the residual stream is a path".
 _NOT_A_PART_PICTURE = frozenset("""
 path paths route routes line lines copy copies sum sums addition additions correction corrections signal signals
@@ -244,6 +249,19 @@ def part_pictures(norms: list[str]) -> dict[tuple[str, str], tuple[str, str]]:
                 part = next((words for p, words in PARTS if re.fullmatch(p, m.group("part"))), None)
                 if forms and part and forms not in out:
                     out[forms] = part
+    return described_parts(norms) | out
+
+
+def described_parts(norms: list[str]) -> dict[tuple[str, str], tuple[str, str]]:
+    """The nouns an answer describes as a part (:data:`_DESCRIBED_GRADIENT`), as :func:`part_pictures` gives them;
+    a description names what the noun does in the model, so it holds even where the answer's other words are
+    everyday ones (:func:`matching_units`)."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for norm in norms:
+        for m in _DESCRIBED_GRADIENT.finditer(norm):
+            forms = _part_noun(m, norms)
+            if forms and forms not in out:
+                out[forms] = PARTS[-1][1]
     return out
 
 
@@ -257,7 +275,7 @@ def read_as_parts(units_: list[Unit], pictures: dict[tuple[str, str], tuple[str,
     out = []
     for u in units_:
         norm = u.norm
-        if not _LIMIT.search(norm) and not any(p.search(norm) for p in _PART_MAPPINGS):
+        if not _LIMIT.search(norm) and not any(p.search(norm) for p in (*_PART_MAPPINGS, _DESCRIBED_GRADIENT)):
             for pattern, one, many in readings:
                 norm = pattern.sub(lambda m, one=one, many=many: many if m.group(1) else one, norm)
         out.append(u if norm == u.norm else replace(u, norm=norm))
@@ -266,9 +284,10 @@ def read_as_parts(units_: list[Unit], pictures: dict[tuple[str, str], tuple[str,
 
 def matching_units(units_: list[Unit]) -> list[Unit]:
     """The units the concepts and misconceptions are matched in: :func:`read_as_heads` with the answer's
-    :func:`own_picture`, then :func:`read_as_parts` with its :func:`part_pictures`, unless the answer says everything
-    inside another world (:func:`.worlds.entangled_share`)."""
+    :func:`own_picture`, then :func:`read_as_parts` with its :func:`part_pictures`; when the answer says everything
+    inside another world (:func:`.worlds.entangled_share`), only with the parts it describes (:func:`described_parts`).
+    """
     norms = [u.norm for u in units_]
     if worlds.inside_another_world(*worlds.entangled_share(norms)):
-        return units_
+        return read_as_parts(units_, described_parts(norms))
     return read_as_parts(read_as_heads(units_, own_picture(norms)), part_pictures(norms))
