@@ -189,6 +189,9 @@ R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
     ("The coach's feedback, i.e. the gradient, runs back down the same chain.",
      {("feedback", "feedbacks"): ("gradient", "gradients")}),
     ("Twelve runners (the twelve sub-layers) hand the baton on.", {("runner", "runners"): ("block", "blocks")}),
+    ("Each stage (an attention or MLP sub-layer) adds its own colour.", {("stage", "stages"): ("block", "blocks")}),
+    ("Cut the bypass (no residuals) and the music is lost.",
+     {("bypass", "bypasses"): ("residual stream", "residual streams")}),
     ("The residual stream is a path for the gradient.", {}),  # a word of the lesson's own account
     ("Each block is a small MLP with attention.", {}),  # a word of the lesson
     ("The gradient is tiny by the first block.", {}),

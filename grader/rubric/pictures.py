@@ -188,7 +188,7 @@ def read_as_heads(units_: list[Unit], picture: tuple[str, str] | None) -> list[U
 #: Model parts other than the heads that a picture of the student's own may stand for (exercise 4's pictures: "the
 #: residual stream is the motorway", "each sub-layer is a service station", "think of the residual stream as a river
 #: and every sub-layer as a mill"): the words naming the part, and what the picture's noun is read as.
-PARTS = ((r"residual streams?|residual connections?|skip connections?|residual paths?", ("residual stream",
+PARTS = ((r"residual streams?|residual connections?|skip connections?|residual paths?|residuals", ("residual stream",
                                                                                           "residual streams")),
          (r"sub-?layers?|blocks?", ("block", "blocks")),
          (r"gradients?|error signal|learning signal", ("gradient", "gradients")))
@@ -204,7 +204,7 @@ _PART_MAPPINGS = [re.compile(p) for p in (
     rf"\b(?:the|each|every|a|an|one)\s+{_PRE}{_NOUN}\s+(?:is|are|=|stands? for)\s+(?:like\s+)?"
     rf"(?:the\s+|a\s+|an\s+|one\s+|each\s+)(?:[a-z-]+\s+)?{_PART}\b",
     rf"\b{_NOUN},?\s+(?:i\.e\.?|that is),?\s+(?:the\s+)?{_PART}\b",
-    rf"\b{_NOUN}\s+\((?:the\s+)?(?:[a-z-]+\s+)?{_PART}\)",
+    rf"\b{_NOUN}\s+\((?:the\s+|an?\s+|no\s+)?(?:[a-z-]+\s+){{0,3}}{_PART}\)",
 )]
 #: A noun described as what training sends back through the model is the gradient, with no "i.e." needed: "the 'you
 #: were wrong, change this' message that training sends backwards", "the note which the loss passes back".
