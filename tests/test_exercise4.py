@@ -338,6 +338,21 @@ def test_unigram_level_said_as_where_the_loss_ends(sentence, earned):
     assert _assess(sentence, ()).lines["unigram_level"].earned is earned
 
 
+@pytest.mark.parametrize("sentence, earned", [
+    # the gradient in everyday words, crossing a norm in post-norm
+    ("In post-norm the LayerNorm comes after the addition; every correction that travels back from the loss to the "
+     "lower blocks gets pushed through a LayerNorm at every sub-layer.", True),
+    ("Post-norm normalises the stream after each addition, so every path, the short ones included, now runs through "
+     "a LayerNorm at every sub-layer.", True),
+    ("In pre-norm no path runs through a LayerNorm on the stream.", False),
+    ("In post-norm the output passes through a LayerNorm; the feedback from the teacher came back late.", False),
+])
+def test_postnorm_in_the_gradients_path_in_other_words(sentence, earned):
+    from exercises.exercise4.tests.hidden.explanation import _assess
+
+    assert _assess(sentence, ()).lines["postnorm_in_gradient_path"].earned is earned
+
+
 @pytest.mark.parametrize("sentence", [
     "Vaswani et al. used a learning rate with warmup = 4000, i.e. a linear ramp.",
     "Vaswani et al. warmed the learning rate up over the first 4000 steps.",
