@@ -61,7 +61,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "heldout7_ex4": ROOT / "exercises/exercise4/rubric.toml",
            # a seventh, written the same day by an eighth writer (20 answers, 5 with a confident error) after the second
            # round of exercise 4's wordings; never tuned on; 85 % within 1 at arrival (graded at 93acccc)
-           "heldout8_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout8_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # written on the same day by a ninth writer (20 answers, 5 with a confident error) beside the fourth dev
+           # round (labels_g4, labels_h); never tuned on; 70 % within 1 at arrival (graded at 2417de3)
+           "heldout9_ex4": ROOT / "exercises/exercise4/rubric.toml"}
 
 
 @dataclass
