@@ -346,11 +346,20 @@ def test_unigram_level_said_as_where_the_loss_ends(sentence, earned):
      "a LayerNorm at every sub-layer.", True),
     ("In pre-norm no path runs through a LayerNorm on the stream.", False),
     ("In post-norm the output passes through a LayerNorm; the feedback from the teacher came back late.", False),
+    ("In post-normal science, every path to a decision now runs through a norm.", False),  # not post-norm
 ])
 def test_postnorm_in_the_gradients_path_in_other_words(sentence, earned):
     from exercises.exercise4.tests.hidden.explanation import _assess
 
     assert _assess(sentence, ()).lines["postnorm_in_gradient_path"].earned is earned
+
+
+def test_a_counterfactual_without_the_addition_keeps_the_gradients_path():
+    from exercises.exercise4.tests.hidden.explanation import _assess
+
+    said = ("Because of the addition in every block, the gradient flows straight back to the first block; without the "
+            "addition it would have to go through the weights of every block.")
+    assert _assess(said, ()).lines["gradient_path"].earned
 
 
 @pytest.mark.parametrize("sentence", [

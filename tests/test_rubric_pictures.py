@@ -231,6 +231,7 @@ def test_a_noun_described_as_what_training_sends_back_is_the_gradient():
              'the plus signs.')
     assert pictures.part_pictures([said]) == {("message", "messages"): ("gradient", "gradients")}
     assert pictures.part_pictures([N("The message that the author sends back is short.")]) == {}
+    assert pictures.part_pictures([N("In football, the ball that training passes back to the keeper matters.")]) == {}
     # everyday words all through: only the described part is read, and the gradient's path is earned
     text = (f"{said.capitalize()} Take the plus signs out and the message has to squeeze through every block's "
             "weights, shrinking each time, so the first blocks hear almost nothing and never improve.")

@@ -100,3 +100,41 @@ def test_a_quote_of_the_paper_is_cited_and_stays_the_students():
 def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students():
     text = f"My summary:\n\n> {NO_RESIDUAL}\n\n{POST_NORM}"
     assert not any(r for _, r in said(text))
+
+
+# Found by a red team (2026-12-06): chat copies the rule missed, and honest answers it took for reported speech.
+
+@pytest.mark.parametrize("text", [
+    f"You said:\n\nwhy 3.29?\n\nChatGPT said:\n\n{NO_RESIDUAL}\n\n{POST_NORM}",  # chatgpt.com's copy: labels alone
+    f"Grok: {NO_RESIDUAL} {POST_NORM}",
+    f"ChatGPT (GPT-4o): {NO_RESIDUAL} {POST_NORM}",
+    f"Claude 3.5 Sonnet: {NO_RESIDUAL} {POST_NORM}",
+    f"I asked ChatGPT.\n\nIts answer:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",  # the source in the paragraph before
+    f"I asked GPT-4, and this is what it wrote:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+])
+def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
+    got, a = earned(text)
+    assert got == set() and flags(a)
+
+
+@pytest.mark.parametrize("text", [
+    # a label that names no speaker ends the chatbot's turn and leaves the paragraphs before it to the student
+    f"ChatGPT: It overfits.\n\n{NO_RESIDUAL}\n\n{POST_NORM}\n\nIn short: no clean path.",
+    f"Friend: So why 3.29?\n\n{NO_RESIDUAL}\n\nFriend: And post-norm?\n\n{POST_NORM}\n\nBottom line: warm-up.",
+    # the student's own words quoted to a friend, and a paper quoted on a classmate's advice
+    f"My friend asked me why. I told her:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"{NO_RESIDUAL}\n\nA classmate pointed me to Xiong et al. (2020), which puts it like this:\n\n> {POST_NORM}",
+])
+def test_honest_answers_with_labels_or_quotes_keep_their_points(text):
+    got, a = earned(text)
+    assert got == ALL_LINES and not flags(a)
+
+
+def test_a_model_of_the_lesson_as_a_paragraph_label_is_no_chatbot():
+    from conftest import ex1_answer
+
+    r1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
+    q3 = ("BERT: every token attends to all the tokens, left and right.\n\nGPT-2: it uses a causal mask, so each token "
+          "attends only to itself and the tokens before it.")
+    a = rubric.evaluate(r1, ex1_answer("", "", q3))
+    assert a.lines["gpt_causal"].earned and a.lines["bert_bidirectional"].earned

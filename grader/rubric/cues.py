@@ -53,7 +53,8 @@ _SOURCE = (r"(?:(?:my|an?|one|an?other|some) (?:(?:good|best|old|older|younger) 
            r"brother|sister|cousin|dad|father|mum|mom|mother|uncle|aunt|neighbou?r|coworker|co-worker|fellow student|"
            r"redditor|youtuber|stranger|chatbot|chat bot|ai|llm|language model|forum post|reddit post|reddit thread|"
            r"youtube video|tiktok|tweet|comment)(?: of mine)?\b|\b(?:chat ?gpt|claude|gemini|bard|copilot|"
-           r"the (?:chatbot|ai|llm))\b|\bsomeone on (?:reddit|twitter|youtube|stack overflow|the internet|a forum)\b)")
+           r"gpt-?[45][\w.-]*|grok|perplexity|deepseek|the (?:chatbot|ai|llm|assistant|ai assistant))\b|"
+           r"\bsomeone on (?:reddit|twitter|youtube|stack overflow|the internet|a forum)\b)")
 FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for stance, p in (
     ("framed", r"\b(?:a|one|the|another) (?:very )?(?:common |popular |frequent |widespread |classic |typical |"
                r"usual )?(?:misconception|myth|mistake|error|fallacy|misunderstanding|confusion|trap|pitfall)"
@@ -258,14 +259,21 @@ QUESTION_OPEN = re.compile(r"^(?:and |but |so )?(?:do|does|did|is|are|was|were|c
 #: One person or program with no authority whose words a student may only report (:data:`_SOURCE`); the step that
 #: finds reported speech (.reported) uses it for the source named before a quote.
 SOURCE = re.compile(rf"\b{_SOURCE}")
-#: The label of a transcript turn spoken by such a source: "ChatGPT: ...", "AI: ...", "Friend: ..." (normalised).
-#: Not "Model:", "Answer:", "A:" or the student's own "Me:" / "Student:" / "You:" turns.
-OTHER_SPEAKER = re.compile(r"^((?:the |my )?(?:chat ?gpt|gpt-?[0-9][\w.-]*|claude|gemini|bard|copilot|bing|"
-                           r"perplexity|deepseek|mistral|llama[\w.-]*|ai|a\.i\.|bot|chat ?bot|assistant|ai assistant|"
-                           r"llm|friend|classmate|roommate))\s*:\s+")  # group 1: the speaker
+#: The label of a transcript turn spoken by such a source: "ChatGPT: ...", "AI: ...", "ChatGPT said:" (a label on its
+#: own line, as chatgpt.com copies a chat), "Claude 3.5 Sonnet:", "ChatGPT (GPT-4o):" (normalised). Not "Model:",
+#: "Answer:", "A:", the student's own "Me:" / "You said:", nor models that are the lesson's topic ("GPT-2:", "GPT:").
+OTHER_SPEAKER = re.compile(r"^((?:the |my )?(?:chat ?gpt|gpt-?[45][\w.-]*|claude|gemini|bard|copilot|bing|perplexity|"
+                           r"deepseek|mistral|grok|llama[\w.-]*|ai|a\.i\.|bot|chat ?bot|assistant|ai assistant|llm|"
+                           r"friend|classmate|roommate)(?:[ -](?:\d[\w.-]*|advanced|pro|sonnet|opus|haiku|flash|ultra|"
+                           r"turbo|mini|plus))*(?: \([^)]{1,30}\))?)(?: (?:said|says|wrote|writes|replied|answered))?"
+                           r"\s*:(?:\s+|$)")  # group 1: the speaker
 #: Words that say a source answered: the sentence that opens a quote ("This is what it answered:").
 REPORTING = re.compile(r"\b(?:said|says|say|answered|answers|replied|replies|wrote|writes|told|tells|responded|"
                        r"responds|gave|gives|printed|generated|produced|came back with|suggested|explained|explains|"
-                       r"answer|reply|response|output|explanation|words|version)\b")
+                       r"answer|reply|response|output|explanation|words|version|puts it|put it)\b")
 #: A turn of a written dialogue: "Student: ...", "Tutor: ..." (normalised, markdown gone); its group is the speaker.
+#: Also any other label ("Note: ...", "In short: ..."): only :data:`PERSON` and :data:`OTHER_SPEAKER` name a speaker.
 SPEAKER = re.compile(r"^([a-z][a-z.]*(?: [a-z][a-z.]*)?):\s+")
+#: The label of a turn of the student's own or of a person in a transcript: "Me:", "You said:", "User:", "Q:".
+PERSON = re.compile(r"^(?:me|i|you|user|student|human|myself|q|question|prompt|the student)(?: (?:said|asked|wrote))?"
+                    r"\s*:(?:\s+|$)")

@@ -207,10 +207,11 @@ _PART_MAPPINGS = [re.compile(p) for p in (
     rf"\b{_NOUN}\s+\((?:the\s+|an?\s+|no\s+)?(?:[a-z-]+\s+){{0,3}}{_PART}\)",
 )]
 #: A noun described as what training sends back through the model is the gradient, with no "i.e." needed: "the 'you
-#: were wrong, change this' message that training sends backwards", "the note which the loss passes back".
+#: were wrong, change this' message that training sends backwards", "the note which the loss passes back"; not "the
+#: ball that training passes back to the keeper" (training sends; the loss or backprop may pass or carry).
 _DESCRIBED_GRADIENT = re.compile(
-    rf"\b{_NOUN}\s+(?:that|which)\s+(?:training|the loss|the optimi[sz]er|back-?prop\w*|the backward pass|learning)\s+"
-    r"(?:sends?|passes|pushes|carries|propagates)\s+back(?:wards?)?\b")
+    rf"\b{_NOUN}\s+(?:that|which)\s+(?:(?:training|learning)\s+sends\s+back|(?:the loss|the optimi[sz]er|back-?prop\w*|"
+    r"the backward pass)\s+(?:sends?|passes|pushes|carries|propagates)\s+back)(?:wards?)?\b")
 #: Words of the lesson's own account that no picture of a part may take: "the residual stream is a path".
 _NOT_A_PART_PICTURE = frozenset("""
 path paths route routes line lines copy copies sum sums addition additions correction corrections signal signals

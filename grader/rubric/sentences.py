@@ -38,9 +38,9 @@ from .read import FUNCTION_WORDS, Block, function_share, normalise, words
 
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|al|fig|eq|approx|cf|resp|no|ca|viz|incl|mr|mrs|dr|prof|st|sec)|"
                      r"(?:^|\s)(?-i:[a-z]))\.$", re.I)
-#: An initial ("A. Vaswani", "J. R. R. Tolkien", "Vaswani and N. Shazeer"): a capital letter and a period at the
-#: start, after a capitalised word, another initial, "and" or "by" (:func:`_initial`). A capital after another word
-#: ends its sentence: "the run stays at U. Pre-norm ..." (the lesson's U); a small letter never does ("output =
+#: An initial ("A. Vaswani", "J. R. R. Tolkien"): a capital letter and a period at the start, after a capitalised
+#: word or another initial (:func:`_initial`). A capital after another word ends its sentence: "the run stays at U.
+#: Pre-norm ...", "the sum of x and F. Post-norm ..." (the lesson's letters); a small letter never does ("output =
 #: F(x) + x. the derivative ...": terse notes go on, as :data:`_ABBREV` reads them).
 _INITIAL = re.compile(r"(?:^|\s)([A-Z])\.$")
 
@@ -51,7 +51,7 @@ def _initial(end: str) -> bool:
     if not m:
         return False
     before = end[:m.start(1)].split()
-    return not before or before[-1][0].isupper() or before[-1] in ("and", "by", "&")
+    return not before or before[-1][0].isupper()
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
