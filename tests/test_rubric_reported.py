@@ -97,6 +97,12 @@ def test_a_quote_of_the_paper_is_cited_and_stays_the_students():
     assert got == ALL_LINES and not flags(a)
 
 
+def test_a_formula_fenced_after_the_students_own_sentence_is_theirs():
+    text = f"{NO_RESIDUAL}\n\nThe schedule I used for the warm-up:\n\n```\n{POST_NORM}\n```"
+    got, a = earned(text)
+    assert got == ALL_LINES and not flags(a)
+
+
 def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students():
     text = f"My summary:\n\n> {NO_RESIDUAL}\n\n{POST_NORM}"
     assert not any(r for _, r in said(text))
@@ -111,6 +117,7 @@ def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students(
     f"Claude 3.5 Sonnet: {NO_RESIDUAL} {POST_NORM}",
     f"I asked ChatGPT.\n\nIts answer:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",  # the source in the paragraph before
     f"I asked GPT-4, and this is what it wrote:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"I asked ChatGPT and this is what it told me:\n\n```\n{NO_RESIDUAL}\n{POST_NORM}\n```",  # a fence sets it apart
 ])
 def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     got, a = earned(text)

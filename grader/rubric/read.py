@@ -19,7 +19,7 @@ class Block:
 
     section: int
     text: str
-    quoted: bool = False  # a Markdown blockquote line ("> ..."): someone else's words, reported (.reported)
+    quoted: bool = False  # a blockquote line ("> ...") or a fenced one: set apart, maybe another's words (.reported)
 
 
 def read_text(data: bytes) -> str:
@@ -54,9 +54,10 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
             flush()
             in_fence = not in_fence
             continue
-        if in_fence:  # code or formulas: one block per line
+        if in_fence:  # code or formulas: one block per line, set apart as a quote is (.reported)
             flush()
             current.append(line)
+            quoted = True
             flush()
             continue
         heading = _HEADING.match(line)
