@@ -259,6 +259,23 @@ def test_a_line_lost_to_a_confident_error_says_which_sentence_contradicts_it(gra
     assert others and all(c.status == "passed" for c in others), [c.name for c in others if c.status != "passed"]
 
 
+def test_a_chatbots_turn_pasted_into_question_2_earns_nothing_and_says_so(grade1, tmp_path):
+    text = (ANSWERS / "excellent_own_words/answer.md").read_text(encoding="utf-8")  # 17/17 in its own words
+    start, end = text.index("A transformer block puts"), text.index("\n## 3")
+    pasted = f"I asked a chatbot.\n\n**Me:** what is in the block?\n\n**ChatGPT:** {text[start:end].strip()}\n"
+    folder = tmp_path / "student"
+    folder.mkdir()
+    (folder / "answer.md").write_text(text[:start] + pasted + text[end:], encoding="utf-8")
+    result = grade1(folder)
+    mlp = next(c for c in result.checks if c.name == "test_mlp_per_token")
+    assert mlp.status == "failed" and mlp.points == 0
+    assert mlp.feedback.startswith("Found only in someone else's words that your answer reports")
+    assert mlp.feedback.endswith("explain it in your own words.")
+    gate = next(c for c in result.checks if c.name == "test_answer_is_substantive")
+    assert "someone else's words that you report" in gate.feedback
+    assert any(r.startswith("reported:") for r in result.needs_review)
+
+
 def test_a_half_copied_answer_keeps_about_half_its_points_in_the_checks_too(grade1, tmp_path):
     own = (ANSWERS / "excellent_own_words/answer.md").read_text(encoding="utf-8")
     solution = (ROOT / "solutions/exercise1/answer.md").read_text(encoding="utf-8")

@@ -137,6 +137,11 @@ def test_honest_answers_with_labels_or_quotes_keep_their_points(text):
     assert got == ALL_LINES and not flags(a)
 
 
+def test_a_star_sign_is_no_chatbot():
+    assert not any(r for _, r in said(f"GEMINI (21 May - 20 June): {NO_RESIDUAL}"))
+    assert all(r for _, r in said(f"Gemini 2.5 Pro: {NO_RESIDUAL}"))
+
+
 def test_a_model_of_the_lesson_as_a_paragraph_label_is_no_chatbot():
     from conftest import ex1_answer
 
@@ -145,3 +150,15 @@ def test_a_model_of_the_lesson_as_a_paragraph_label_is_no_chatbot():
           "attends only to itself and the tokens before it.")
     a = rubric.evaluate(r1, ex1_answer("", "", q3))
     assert a.lines["gpt_causal"].earned and a.lines["bert_bidirectional"].earned
+
+
+def test_a_point_said_only_in_the_chatbots_turn_is_named_as_such():
+    text = f"Me: why does it stop at 3.29?\n\nChatGPT: {NO_RESIDUAL}\n\nMe: {POST_NORM}"
+    got, a = earned(text)
+    assert got == {"postnorm_in_gradient_path", "warmup"}
+    assert a.lines["unigram_level"].reported_only.startswith("So the model only learns the character frequencies")
+    assert a.lines["warmup"].reported_only == "" and a.lines["postnorm_in_gradient_path"].reported_only == ""
+    assert any("3 sentences of your answer are someone else's words" in n for n in a.notes)
+    # nothing reported: no such note, and a missing line is simply missing
+    _, own = earned(POST_NORM)
+    assert own.lines["unigram_level"].reported_only == "" and not own.notes

@@ -59,6 +59,9 @@ def concept_check(style: Style, line: Line):
                                f"{style.rubric.max_total:g} points are given.", details=details)
         if r.quotes:
             raise CheckFailure(f"Only part of it: {found}; missing: {', '.join(r.missing_parts)}.", details=details)
+        if r.reported_only:
+            raise CheckFailure(f"Found only in someone else's words that your {noun} reports "
+                               f"({quote(r.reported_only)}): explain it in your own words.", details=details)
         raise CheckFailure(f"Not found in your {noun}.", details=details)
 
     check.__name__ = check.__qualname__ = f"{style.line_prefix}{line.id}"

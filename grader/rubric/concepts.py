@@ -175,7 +175,7 @@ def _said_of(ev: Evidence, text: str, at: int, previous: str) -> bool:
 _DEFINITION = re.compile(r"(?:a|an) (?:[\w-]+ ){0,2}?[\w-]+ (?:is|means) (?:one|a|an|just|simply|basically)\b")
 
 
-def retracted(units_: list[Unit]) -> list[bool]:
+def retracted(units_: list[Unit], *, reported_too: bool = True) -> list[bool]:
     """For each unit, whether the student does not stand behind it: another speaker's words they report
     (:func:`.reported.reported`), or a sentence a later one takes back (:func:`.assertions.distancing`): one that reaches its
     paragraph ("None of that is true.") in the same block, one that reaches the answer ("Everything I wrote above
@@ -184,7 +184,8 @@ def retracted(units_: list[Unit]) -> list[bool]:
     A label that calls what follows false ("Wrong claims:", "Myths:", :data:`.cues.FALSE_LABEL`) reaches the list
     under it: each following one-sentence block (a bullet) or list item of its section, up to a block of several
     sentences, a new section, or a sentence that opens with a contrast ("In reality, ...", "But ...")."""
-    out = reported(units_)  # a chatbot's turn or quoted answer is its claim (.reported)
+    # a chatbot's turn or quoted answer is its claim (.reported), unless asked to read it as the student's
+    out = reported(units_) if reported_too else [False] * len(units_)
     per_block = Counter(u.block for u in units_)
     label: int | None = None  # section of the open label
     for i, u in enumerate(units_):
@@ -358,7 +359,7 @@ def _agents(norm: str) -> list[str]:
 
 
 def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
-         skip: Callable[[tuple[Unit, ...]], bool] | None = None) -> Hit | None:
+         skip: Callable[[tuple[Unit, ...]], bool] | None = None, as_own: bool = False) -> Hit | None:
     """The first place where ``ev`` matches as an assertion, said of the right thing, or None.
 
     Every matched piece must lie in asserting clauses (:mod:`.assertions`): a negated, doubted,
@@ -378,9 +379,11 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
             uses it to find a concept earned in one sentence and denied in another.
         skip: sentences (scopes) not to look in: the judge passes those about something else
             (:mod:`.elsewhere`) when it looks again for an error said of the lesson's model.
+        as_own: read another speaker's words the answer reports (:mod:`.reported`) as the student's: the judge
+            uses it to tell a student that a point stands only in a chatbot's turn they pasted.
     """
     index = {id(u): i for i, u in enumerate(units_)}
-    retractions = retracted(units_)
+    retractions = retracted(units_, reported_too=not as_own)
     for scope, norms, shift in _candidates(units_, ev.sentences):
         if skip is not None and skip(scope):
             continue

@@ -265,7 +265,7 @@ SOURCE = re.compile(rf"\b{_SOURCE}")
 OTHER_SPEAKER = re.compile(r"^((?:the |my )?(?:chat ?gpt|gpt-?[45][\w.-]*|claude|gemini|bard|copilot|bing|perplexity|"
                            r"deepseek|mistral|grok|llama[\w.-]*|ai|a\.i\.|bot|chat ?bot|assistant|ai assistant|llm|"
                            r"friend|classmate|roommate)(?:[ -](?:\d[\w.-]*|advanced|pro|sonnet|opus|haiku|flash|ultra|"
-                           r"turbo|mini|plus))*(?: \([^)]{1,30}\))?)(?: (?:said|says|wrote|writes|replied|answered))?"
+                           r"turbo|mini|plus))*(?: \((?:gpt|claude|gemini|llama|mistral|sonnet|opus|o\d)[^)]{0,20}\))?)(?: (?:said|says|wrote|writes|replied|answered))?"
                            r"\s*:(?:\s+|$)")  # group 1: the speaker
 #: Words that say a source answered: the sentence that opens a quote ("This is what it answered:").
 REPORTING = re.compile(r"\b(?:said|says|say|answered|answers|replied|replies|wrote|writes|told|tells|responded|"

@@ -11,6 +11,7 @@ from .concepts import Hit, find
 from .elsewhere import about_elsewhere
 from .copying import Passage, judge_copy
 from .pictures import matching_units
+from .reported import reported
 from .spec import Rubric
 from .read import blocks, function_share, words
 from .review import route
@@ -28,6 +29,7 @@ class LineResult:
     quotes: list[str] = field(default_factory=list)
     missing_parts: list[str] = field(default_factory=list)
     contradicted_by: str = ""  # id of a misconception the answer makes that loses this line ("" when none)
+    reported_only: str = ""  # not earned, but found in another speaker's words the answer reports (.reported)
 
     @property
     def score(self) -> float:
@@ -92,6 +94,7 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     prose_share = sum(len(words(u.norm)) for u in units_ if u.prose) / read_words if read_words else 0.0
 
     matched = matching_units(units_)  # a picture of the student's own read as the heads it stands for
+    others = sum(reported(units_))  # sentences that are another speaker's words (.reported)
     lines: dict[str, LineResult] = {}
     for line in rubric.lines:
         found: dict[str, Hit] = {}
@@ -104,6 +107,9 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
         quotes = list(dict.fromkeys(h.quote for h in found.values()))
         lines[line.id] = LineResult(line.id, line.points, earned=not missing, counted=not missing,
                                     quotes=quotes, missing_parts=missing)
+        if missing and others:  # said only by a chatbot or a friend whose words the answer reports
+            theirs = next((h for h in (find(ev, matched, as_own=True) for ev in line.evidence) if h), None)
+            lines[line.id].reported_only = theirs.quote if theirs else ""
 
     earned_questions = {x.question for x in rubric.lines if lines[x.id].earned}
     misconceptions, elsewhere_reasons = {}, []
@@ -134,6 +140,10 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
     elif n_words < rubric.min_words:
         problems.append(f"the answer is far too short ({n_words} words; write about {lo}-{hi}, "
                         f"at least {rubric.min_words})")
+    if others:
+        notes.append(f"{others} sentence{'s' if others > 1 else ''} of your answer {'are' if others > 1 else 'is'} "
+                     "someone else's words that you report (a chatbot's turn of a transcript, or an answer you quote): "
+                     "they earn nothing; explain in your own words")
     if markdown.count("<!--") > markdown.count("-->"):
         notes.append("an HTML comment opened with <!-- is never closed with -->, so everything after it was "
                      "ignored: close the comment")

@@ -25,8 +25,9 @@ nonsense           0.6      over 45 % of the words in sentences mixing the lesso
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
 error named        0.5      a misconception (or a 0-point named error) found on a question that earns nothing
-reported           0.5      at least :data:`REPORTED_SHARE` of the words are another speaker's, reported: a
-                            chatbot's turn of a pasted transcript, a chatbot's answer quoted (.reported)
+reported           0.5      at least :data:`REPORTED_SHARE` of the words are another speaker's, reported (a
+                            chatbot's turn of a pasted transcript, a chatbot's answer quoted: .reported), or a
+                            line is found only in such words
 borderline         0.5      the total is within ``review_band`` of the pass mark
 keywords           0.5      mostly keywords (capped)
 partly copied      0.4      a share of the answer is found in a copy source, below "copied"
@@ -202,7 +203,8 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
             f"nor as its right version: \"{quote}\""] = PENALTY["unsure"]
     said = [u for u, r in zip(units_, reported(units_)) if r]
     n_words = sum(len(u.norm.split()) for u in units_)
-    if said and sum(len(u.norm.split()) for u in said) >= REPORTED_SHARE * n_words:
+    lost = [k for k, r in a.lines.items() if r.reported_only]  # points said only in those words
+    if said and (lost or sum(len(u.norm.split()) for u in said) >= REPORTED_SHARE * n_words):
         own[f"reported: {len(said)} sentence{'s' if len(said) > 1 else ''} ("
             f"{sum(len(u.norm.split()) for u in said) / n_words:.0%} of the words) are a chatbot's or another "
             f"person's words that the answer reports (a transcript turn or a quote), and earn nothing: "
