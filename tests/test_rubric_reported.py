@@ -44,7 +44,8 @@ def test_the_explanation_said_in_the_students_own_words_earns_everything():
 def test_a_chatbots_turns_in_a_transcript_earn_nothing_and_are_flagged(speaker):
     label = speaker if speaker.endswith("**") else f"{speaker}:"
     text = (f"Me: why does my model without residuals get stuck at 3.29?\n\n{label} {NO_RESIDUAL}\n\n"
-            f"Me: and why does post-norm blow up at 1.5e-2?\n\n{label} {POST_NORM}\n\nMe: ok thanks, I'll hand that in.")
+            f"Me: and why does post-norm blow up at 1.5e-2?\n\n{label} {POST_NORM}\n\n"
+            "Me: ok thanks, I'll hand that in.")
     got, a = earned(text)
     assert got == set() and a.total == 0
     assert flags(a) and "earn nothing" in flags(a)[0] and a.confidence == 0.5
@@ -111,7 +112,7 @@ def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students(
 # Found by a red team (2026-12-06): chat copies the rule missed, and honest answers it took for reported speech.
 
 @pytest.mark.parametrize("text", [
-    f"You said:\n\nwhy 3.29?\n\nChatGPT said:\n\n{NO_RESIDUAL}\n\n{POST_NORM}",  # chatgpt.com's copy: labels alone
+    f"You said:\n\nwhy 3.29?\n\nChatGPT said:\n\n{NO_RESIDUAL}\n\n{POST_NORM}\n\nYou said:\n\nthanks",  # chatgpt.com
     f"Grok: {NO_RESIDUAL} {POST_NORM}",
     f"ChatGPT (GPT-4o): {NO_RESIDUAL} {POST_NORM}",
     f"Claude 3.5 Sonnet: {NO_RESIDUAL} {POST_NORM}",
@@ -131,10 +132,26 @@ def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     # the student's own words quoted to a friend, and a paper quoted on a classmate's advice
     f"My friend asked me why. I told her:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"{NO_RESIDUAL}\n\nA classmate pointed me to Xiong et al. (2020), which puts it like this:\n\n> {POST_NORM}",
+    # a second red team: a measure named like a chatbot, the student's own words set apart, a denied or merely
+    # mentioned source, a friend who only asks
+    f"Perplexity: {NO_RESIDUAL} {POST_NORM}",
+    f"A YouTube video got me started, but the explanation below is entirely my own:\n\n> {NO_RESIDUAL}\n>\n"
+    f"> {POST_NORM}",
+    f"My friend missed the lecture. She got this explanation from me:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"I did not use ChatGPT for this part. It explains itself:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"I added a comment to model.py that explains it:\n\n```\n{NO_RESIDUAL}\n{POST_NORM}\n```",
+    f"Friend: Why does it stay at U?\n\n{NO_RESIDUAL} {POST_NORM}\n\nMe: That is all.",
 ])
 def test_honest_answers_with_labels_or_quotes_keep_their_points(text):
     got, a = earned(text)
     assert got == ALL_LINES and not flags(a)
+
+
+def test_a_chatbots_label_alone_heads_one_paragraph_when_no_one_speaks_after_it():
+    # the student's own explanation after the bot's one-paragraph answer stays theirs
+    text = f"ChatGPT said:\n\nIt overfits.\n\nWrong. {NO_RESIDUAL}\n\n{POST_NORM}"
+    assert [r for _, r in said(text)] == [True, True] + [False] * 6
+    assert earned(text)[0] == ALL_LINES
 
 
 def test_a_star_sign_is_no_chatbot():

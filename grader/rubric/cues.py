@@ -53,7 +53,7 @@ _SOURCE = (r"(?:(?:my|an?|one|an?other|some) (?:(?:good|best|old|older|younger) 
            r"brother|sister|cousin|dad|father|mum|mom|mother|uncle|aunt|neighbou?r|coworker|co-worker|fellow student|"
            r"redditor|youtuber|stranger|chatbot|chat bot|ai|llm|language model|forum post|reddit post|reddit thread|"
            r"youtube video|tiktok|tweet|comment)(?: of mine)?\b|\b(?:chat ?gpt|claude|gemini|bard|copilot|"
-           r"gpt-?[45][\w.-]*|grok|perplexity|deepseek|the (?:chatbot|ai|llm|assistant|ai assistant))\b|"
+           r"gpt-?[45][\w.-]*|grok|deepseek|the (?:chatbot|ai|llm|assistant|ai assistant))\b|"
            r"\bsomeone on (?:reddit|twitter|youtube|stack overflow|the internet|a forum)\b)")
 FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for stance, p in (
     ("framed", r"\b(?:a|one|the|another) (?:very )?(?:common |popular |frequent |widespread |classic |typical |"
@@ -261,8 +261,9 @@ QUESTION_OPEN = re.compile(r"^(?:and |but |so )?(?:do|does|did|is|are|was|were|c
 SOURCE = re.compile(rf"\b{_SOURCE}")
 #: The label of a transcript turn spoken by such a source: "ChatGPT: ...", "AI: ...", "ChatGPT said:" (a label on its
 #: own line, as chatgpt.com copies a chat), "Claude 3.5 Sonnet:", "ChatGPT (GPT-4o):" (normalised). Not "Model:",
-#: "Answer:", "A:", the student's own "Me:" / "You said:", nor models that are the lesson's topic ("GPT-2:", "GPT:").
-OTHER_SPEAKER = re.compile(r"^((?:the |my )?(?:chat ?gpt|gpt-?[45][\w.-]*|claude|gemini|bard|copilot|bing|perplexity|"
+#: "Answer:", "A:", the student's own "Me:" / "You said:", models that are the lesson's topic ("GPT-2:", "GPT:"), nor
+#: "Perplexity:" (a measure of a language model).
+OTHER_SPEAKER = re.compile(r"^((?:the |my )?(?:chat ?gpt|gpt-?[45][\w.-]*|claude|gemini|bard|copilot|bing|"
                            r"deepseek|mistral|grok|llama[\w.-]*|ai|a\.i\.|bot|chat ?bot|assistant|ai assistant|llm|"
                            r"friend|classmate|roommate)(?:[ -](?:\d[\w.-]*|advanced|pro|sonnet|opus|haiku|flash|ultra|"
                            r"turbo|mini|plus))*(?: \((?:gpt|claude|gemini|llama|mistral|sonnet|opus|o\d)[^)]{0,20}\))?)(?: (?:said|says|wrote|writes|replied|answered))?"
