@@ -119,6 +119,9 @@ def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students(
     f"I asked ChatGPT.\n\nIts answer:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",  # the source in the paragraph before
     f"I asked GPT-4, and this is what it wrote:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"I asked ChatGPT and this is what it told me:\n\n```\n{NO_RESIDUAL}\n{POST_NORM}\n```",  # a fence sets it apart
+    f"I asked o3 about this. Its answer:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"Meta AI: {NO_RESIDUAL} {POST_NORM}",
+    f"Qwen said:\n\n{NO_RESIDUAL} {POST_NORM}",
 ])
 def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     got, a = earned(text)
@@ -179,3 +182,11 @@ def test_a_point_said_only_in_the_chatbots_turn_is_named_as_such():
     # nothing reported: no such note, and a missing line is simply missing
     _, own = earned(POST_NORM)
     assert own.lines["unigram_level"].reported_only == "" and not own.notes
+
+
+def test_an_answer_that_names_a_chatbot_as_its_source_asks_a_person():
+    got, a = earned(f"{NO_RESIDUAL}\n\n{POST_NORM}\n\n(Source: ChatGPT, copied.)")
+    assert got == ALL_LINES  # the words are not set apart: a person decides
+    assert [r for r in a.needs_review if r.startswith("reported: the answer names a chatbot as its source")]
+    _, own = earned(f"{NO_RESIDUAL}\n\n{POST_NORM}\n\nSources: the lesson and Xiong et al. (2020).")
+    assert not flags(own)

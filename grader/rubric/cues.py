@@ -53,7 +53,8 @@ _SOURCE = (r"(?:(?:my|an?|one|an?other|some) (?:(?:good|best|old|older|younger) 
            r"brother|sister|cousin|dad|father|mum|mom|mother|uncle|aunt|neighbou?r|coworker|co-worker|fellow student|"
            r"redditor|youtuber|stranger|chatbot|chat bot|ai|llm|language model|forum post|reddit post|reddit thread|"
            r"youtube video|tiktok|tweet|comment)(?: of mine)?\b|\b(?:chat ?gpt|claude|gemini|bard|copilot|"
-           r"gpt-?[45][\w.-]*|grok|deepseek|the (?:chatbot|ai|llm|assistant|ai assistant))\b|"
+           r"gpt-?[45][\w.-]*|o[134](?:-mini|-pro)?|grok|deepseek|meta ai|qwen[\w.-]*|"
+           r"the (?:chatbot|ai|llm|assistant|ai assistant))\b|"
            r"\bsomeone on (?:reddit|twitter|youtube|stack overflow|the internet|a forum)\b)")
 FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for stance, p in (
     ("framed", r"\b(?:a|one|the|another) (?:very )?(?:common |popular |frequent |widespread |classic |typical |"
@@ -263,10 +264,12 @@ SOURCE = re.compile(rf"\b{_SOURCE}")
 #: own line, as chatgpt.com copies a chat), "Claude 3.5 Sonnet:", "ChatGPT (GPT-4o):" (normalised). Not "Model:",
 #: "Answer:", "A:", the student's own "Me:" / "You said:", models that are the lesson's topic ("GPT-2:", "GPT:"), nor
 #: "Perplexity:" (a measure of a language model).
-OTHER_SPEAKER = re.compile(r"^((?:the |my )?(?:chat ?gpt|gpt-?[45][\w.-]*|claude|gemini|bard|copilot|bing|"
-                           r"deepseek|mistral|grok|llama[\w.-]*|ai|a\.i\.|bot|chat ?bot|assistant|ai assistant|llm|"
-                           r"friend|classmate|roommate)(?:[ -](?:\d[\w.-]*|advanced|pro|sonnet|opus|haiku|flash|ultra|"
-                           r"turbo|mini|plus))*(?: \((?:gpt|claude|gemini|llama|mistral|sonnet|opus|o\d)[^)]{0,20}\))?)(?: (?:said|says|wrote|writes|replied|answered))?"
+OTHER_SPEAKER = re.compile(r"^((?:the |my )?(?:chat ?gpt|gpt-?[45][\w.-]*|o[134](?:-mini|-pro)?|meta ai|qwen[\w.-]*|"
+                           r"claude|gemini|bard|copilot|bing|deepseek|mistral|grok|llama[\w.-]*|ai|a\.i\.|bot|"
+                           r"chat ?bot|assistant|ai assistant|llm|friend|classmate|roommate)"
+                           r"(?:[ -](?:\d[\w.-]*|advanced|pro|sonnet|opus|haiku|flash|ultra|turbo|mini|plus))*"
+                           r"(?: \((?:gpt|claude|gemini|llama|mistral|sonnet|opus|o\d)[^)]{0,20}\))?)"
+                           r"(?: (?:said|says|wrote|writes|replied|answered))?"
                            r"\s*:(?:\s+|$)")  # group 1: the speaker
 #: Words that say a source answered: the sentence that opens a quote ("This is what it answered:").
 REPORTING = re.compile(r"\b(?:said|says|say|answered|answers|replied|replies|wrote|writes|told|tells|responded|"
@@ -278,3 +281,7 @@ SPEAKER = re.compile(r"^([a-z][a-z.]*(?: [a-z][a-z.]*)?):\s+")
 #: The label of a turn of the student's own or of a person in a transcript: "Me:", "You said:", "User:", "Q:".
 PERSON = re.compile(r"^(?:me|i|you|user|student|human|myself|q|question|prompt|the student)(?: (?:said|asked|wrote))?"
                     r"\s*:(?:\s+|$)")
+#: A line that names a chatbot as where the answer came from: "(Source: ChatGPT, copied.)", "Generated with Claude."
+DECLARED = re.compile(r"^\(?\s*(?:sources?|credits?|generated (?:by|with)|written (?:by|with)|produced (?:by|with)|"
+                      r"(?:copied|taken) from)\s*:?\s*(?:chat ?gpt|gpt-?[45][\w.-]*|claude|gemini|copilot|grok|"
+                      r"deepseek|meta ai|qwen[\w.-]*|an? (?:ai|chatbot|llm|language model))\b")

@@ -53,7 +53,7 @@ from .reported import reported
 from .spec import Rubric
 from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
-from . import genre, topic, worlds
+from . import cues, genre, topic, worlds
 
 PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "nonsense": 0.6, "contradiction": 0.5, "error named": 0.5,
            "reported": 0.5, "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "unsure": 0.4, "other": 0.5}
@@ -209,6 +209,9 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
             f"{sum(len(u.norm.split()) for u in said) / n_words:.0%} of the words) are a chatbot's or another "
             f"person's words that the answer reports (a transcript turn or a quote), and earn nothing: "
             f"\"{said[0].display}\""] = PENALTY["reported"]
+    declared = next((u.display for u in units_ if cues.DECLARED.match(u.norm)), "")
+    if declared:
+        own[f"reported: the answer names a chatbot as its source: \"{declared}\""] = PENALTY["reported"]
     spec = _spec(rubric.path)
     already_language = any(penalty_of(r) == PENALTY["other language"] for r in a.needs_review)
     if spec is not None and not already_language:
