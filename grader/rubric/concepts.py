@@ -175,7 +175,21 @@ def _said_of(ev: Evidence, text: str, at: int, previous: str) -> bool:
 _DEFINITION = re.compile(r"(?:a|an) (?:[\w-]+ ){0,2}?[\w-]+ (?:is|means) (?:one|a|an|just|simply|basically)\b")
 
 
+#: :func:`retracted` of the unit lists seen last: ``find`` asks for it once per piece of evidence, on the same units.
+_RETRACTED: dict[tuple, list[bool]] = {}
+
+
 def retracted(units_: list[Unit], *, reported_too: bool = True) -> list[bool]:
+    """:func:`_retracted`, remembered for the last unit lists (keyed by what it reads of each unit)."""
+    key = (reported_too, *((u.norm, u.section, u.block, u.list_item, u.quoted) for u in units_))
+    if key not in _RETRACTED:
+        if len(_RETRACTED) >= 64:
+            _RETRACTED.clear()
+        _RETRACTED[key] = _retracted(units_, reported_too=reported_too)
+    return _RETRACTED[key]
+
+
+def _retracted(units_: list[Unit], *, reported_too: bool = True) -> list[bool]:
     """For each unit, whether the student does not stand behind it: another speaker's words they report
     (:func:`.reported.reported`), or a sentence a later one takes back (:func:`.assertions.distancing`): one that reaches its
     paragraph ("None of that is true.") in the same block, one that reaches the answer ("Everything I wrote above
