@@ -54,9 +54,11 @@ ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, 
 #: Adversarial kinds of a set of which fewer than half are caught (measured; the README says which): each is an
 #: xfail that turns into a failure once they are caught, so that this table is then updated.
 #: heldout4's confident errors left this table on 2026-12-06: a wording of layer norm across the tokens, added for the
-#: dev sentences, names its layer-norm error (3 of 6 caught; measured, never tuned on).
+#: dev sentences, names its layer-norm error (3 of 6 caught; measured, never tuned on). heldout5's nonsense left it
+#: on 2026-12-06 too: lines labelled by foreign words and a title line with a number, added for two dev-split
+#: training plans, flag two more of its genre frames (3 of 6; measured, never tuned on).
 KNOWN_MISSED = {("heldout3", "confident_error"), ("heldout4_ex4", "confident_error"),
-                ("heldout5", "nonsense"), ("heldout5_ex4", "nonsense"), ("heldout8_ex4", "confident_error")}
+                ("heldout5_ex4", "nonsense"), ("heldout8_ex4", "confident_error")}
 
 
 @pytest.fixture(scope="module", params=sorted(agreement.RUBRICS))

@@ -54,6 +54,9 @@ def _review(text: str, rub=R1) -> list[str]:
     ("Clause 2. Each party keeps its own keys.", "a formal document's layout"),
     ("I am an attention head in the fourth layer.", "a model part speaking or spoken to"),
     ("My dearest Residual,\nyou carry my gradient.", "a model part speaking or spoken to"),
+    ("WEEK 3 \u2014 HEAD DAY (upper body)\nSquats.", "a formal document's layout"),  # a number, a parenthesis
+    ("Monday: heads.\nTuesday: the MLP.", "lines labelled by foreign words"),
+    ("**Ingredients:** eight heads.\n**Method** - knead them.", "lines labelled by foreign words"),
 ])
 def test_each_convention_is_found_by_name(text, name):
     assert name in genre.conventions(text)
@@ -65,6 +68,9 @@ def test_each_convention_is_found_by_name(text, name):
     "At the end of the layer the heads are concatenated. The end.",  # "the end" only as a line of its own
     "I was sure the model would learn, but the run stayed at the unigram level.",  # "I" is the student, not a part
     "Each head is a reader; the analogy says nothing about who assigns the roles.",
+    "Heads: each has its own projections.\nMLP: per token.\nLayer norm - before each sub-layer.",  # lesson words
+    "Tom\u00e1s: what is a head?\nMe: a head has its own projections.\nTom\u00e1s: and W_O?",  # one foreign label
+    "Step 1: project. Step 2: split into heads.\nNote: d_head = 64.",
 ])
 def test_genuine_wordings_have_no_convention(text):
     assert genre.conventions(text) == {}
@@ -105,6 +111,20 @@ def test_exercise4_love_letter_to_the_residual_is_flagged():
             "pier.\n\nForever yours, in pre-norm,\nYour Model")
     reasons = [r for r in rubric.evaluate(R4, text).needs_review if "another kind of text" in r]
     assert len(reasons) == 1 and "a model part speaking or spoken to" in reasons[0], reasons
+
+
+def test_exercise4_told_as_a_cruise_itinerary_is_flagged_by_its_day_labels():
+    text = ("Day one in port: residual connections are an uninterrupted path, so the gradient reaches the first "
+            "block without crossing every sub-layer. Board by noon.\n"
+            "Sea day: without residuals the model drifts to the unigram level, predicting characters by frequency "
+            "alone. The buffet and the spa stay open until late.\n"
+            "Excursion: post-norm puts a layer norm on the gradient path at every block, and at the high learning "
+            "rate the run diverges. Bring sunscreen and a hat.\n"
+            "Captain's dinner: pre-norm with warm-up trains at that rate. Jackets are required.\n"
+            "Disembarkation: leave your cabin keys at the reception desk by nine.")
+    assert {"sea day", "excursion", "captain's dinner"} <= set(genre.foreign_labels(text))
+    reasons = [r for r in rubric.evaluate(R4, text).needs_review if "nonsense?" in r]
+    assert len(reasons) == 1 and "lines labelled by foreign words" in reasons[0], reasons
 
 
 def test_lesson_words_file_is_what_its_script_writes():

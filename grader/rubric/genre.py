@@ -9,9 +9,10 @@ to the residual stream. Such an answer names few foreign things per sentence, so
    Manager,", "Yours sincerely,"), the formulas of a speech or ceremony ("ladies and gentlemen", "raise your
    glasses"), of an advert or announcement ("for immediate release", "use code ..."), of social media (hashtags,
    emoji, "lol"), of a story ("once upon a time"), of a formal document (an all-capitals title line, "Clause 3",
-   "Section 7.3"), or a model part that speaks as "I" or is spoken to ("I am an attention head", "My dearest
-   Residual"). Each is a convention of a genre, not a word of a topic: the cover letter's job and the toast's
-   couple are never listed.
+   "Section 7.3"), a model part that speaks as "I" or is spoken to ("I am an attention head", "My dearest
+   Residual"), or lines labelled by words foreign to the lesson (a schedule's "Monday:", a recipe's "Ingredients:",
+   a script's speakers; :func:`foreign_labels`). Each is a convention of a genre, not a word of a topic: the cover
+   letter's job and the toast's couple are never listed.
 2. **Words foreign to answers on this lesson** (:func:`foreign_share`): the share of the answer's content words
    whose stem is not in :data:`LESSON_WORDS`, the stems used by at least three of the labelled genuine answers
    of tests/prose's dev split (built by ``bench/lesson_words.py``; test and held-out answers are never read).
@@ -40,7 +41,8 @@ LESSON_WORDS_FILE = Path(__file__).with_name("lesson_words.txt")
 #: document's layout (a title line in capitals) and an informal post's marks ("lol", an emoji: held-out set heldout1
 #: has a genuine Reddit-style answer with "lol"; made weak after that set was read, disclosed in the README of
 #: exercise 1). With only these the answer needs more foreign words.
-WEAK = frozenset({"a letter's salutation", "a letter's sign-off", "a formal document's layout", "social media's marks"})
+WEAK = frozenset({"a letter's salutation", "a letter's sign-off", "a formal document's layout", "social media's marks",
+                  "lines labelled by foreign words"})
 #: The share of content words foreign to the lesson that raises the flag, with a convention of :data:`WEAK` only and
 #: with any other (measured leaving each answer out of the vocabulary, bench/prose_agreement.py: dev-split genuine
 #: answers with a convention reach 0.10, a letter to one's past self; the dev split's frames reach down to 0.10).
@@ -71,8 +73,8 @@ CONVENTIONS: dict[str, re.Pattern] = {k: re.compile(v, re.I | re.M) for k, v in 
                             r"\b(?:lol|lmao|omg|tbh|ngl|brb|ur)\b",
     "a story's formulas": r"\b(?:once upon a time|happily ever after|long,? long ago|in a (?:land|kingdom) far)\b|"
                           r"^\W*the end\W*$",
-    "a formal document's layout": r"^(?-i:" + _NOT_DOMAIN + r"[A-Z][A-Z'’&]{2,}(?:[ \t:#—–-]+[A-Z0-9'’&#.]{2,}){1,})"
-                                  r"[^\na-z]*$|^\W*(?:clause|section|article|schedule|annex) \d",
+    "a formal document's layout": r"^(?-i:" + _NOT_DOMAIN + r"[A-Z][A-Z'’&]{2,}(?:[ \t:#—–-]+[A-Z0-9'’&#.]+){1,})"
+                                  r"[^\na-z(]*(?:\([^)\n]*\)[^\na-z]*)?$|^\W*(?:clause|section|article|schedule|annex) \d",
     "a model part speaking or spoken to": r"\b(?:i am|i'm|i was|i've been|i work as|i serve as) (?:an?|the|one|your) "
                                           r"(?:[\w-]+ )?(?:attention head|head|layer|block|model|mlp|token|neuron|"
                                           r"residual connection|transformer|causal mask|projection)\b|"
@@ -80,6 +82,12 @@ CONVENTIONS: dict[str, re.Pattern] = {k: re.compile(v, re.I | re.M) for k, v in 
                                           r"model|gpt|bert|transformer|attention|mlp|layer norm|tokens?|gradient)\b",
 }.items()}
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)
+#: A line that opens with a short label and a colon or dash ("Monday:", "Ingredients:", "**Leg day** -").
+_LINE_LABEL = re.compile(r"^[ \t>*_-]*(?:\*\*)?([^\W\d_][\w'’ &/-]{0,30}?)(?:\*\*)?[ \t]*(?::|—|–| - )", re.M)
+#: Distinct labels foreign to the lesson that make a layout of another kind of text (a schedule's days, a recipe's
+#: "Ingredients:" and "Method:", a script's or a chat's speakers). A genuine dev-split answer has at most one
+#: ("Re:", "Notation:", "A confession:"); measured with bench/prose_agreement.py.
+MIN_FOREIGN_LABELS = 2
 
 
 @lru_cache(maxsize=1)
@@ -132,6 +140,23 @@ def conventions(markdown: str) -> dict[str, str]:
         m = pattern.search(body)
         if m:
             out[name] = " ".join(m.group(0).split())[:40]
+    labels = foreign_labels(body)
+    if len(labels) >= MIN_FOREIGN_LABELS:
+        out["lines labelled by foreign words"] = ", ".join(labels[:4])[:40]
+    return out
+
+
+def foreign_labels(markdown: str) -> list[str]:
+    """The distinct line labels of ``markdown`` (:data:`_LINE_LABEL`) whose content words are all foreign to the
+    lesson (none in :data:`LESSON_WORDS_FILE`), casefolded, first seen first: ["monday", "tuesday"] for a
+    training plan told day by day. Empty when there is no vocabulary."""
+    vocabulary = lesson_words()
+    out: list[str] = []
+    for m in _LINE_LABEL.finditer(markdown):
+        label = " ".join(m.group(1).split()).casefold()
+        content = [w for w in re.findall(r"[^\W\d_]+", label) if w not in FUNCTION_WORDS and len(w) > 1]
+        if vocabulary and content and not any(_lesson_word(w, vocabulary) for w in content) and label not in out:
+            out.append(label)
     return out
 
 
