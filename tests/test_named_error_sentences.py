@@ -71,6 +71,13 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "BERT differs from Llama, which is causal."),
     ("ex4", "Post-norm is more stable with warm-up than without."),
     ("ex4", "Without residuals the model is unable to overfit."),
+    # stability in general, restricted to a respect, a condition or another's claim
+    ("ex4", "Post-norm is more stable if you warm up first."),  # a condition is the correct sense
+    ("ex4", "In principle post-norm is the more stable arrangement only if you warm up."),
+    ("ex4", "Post-norm is generally more stable in the forward pass: each block's output is normalised."),
+    ("ex4", "In principle, post-norm is the more stable arrangement in scale, not in training."),
+    ("ex4", "It is often said that in general post-norm is the more stable arrangement, but our run shows otherwise."),
+    ("ex4", "In general post-norm is less stable; pre-norm is the more stable one."),
     # layer norm's effect said over the tokens, or attention's work over them, is not its statistics over them
     (2, "Layer norm makes the sizes of the token vectors comparable across the sentence."),
     (2, "Layer norm rescales each vector so that the attention scores over the tokens stay moderate."),
@@ -99,6 +106,11 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     ("ex4", "Without residuals the model memorises the training text and overfits.", "no_residual_overfits"),
     ("ex4", "With no residuals, it memorises the training text.", "no_residual_overfits"),
     ("ex4", "Post-norm is more stable than pre-norm at a high learning rate.", "postnorm_more_stable"),
+    ("ex4", "In principle post-norm is the more stable arrangement, since it keeps the activations at a fixed scale.",
+     "postnorm_more_stable"),  # stability claimed in general, whatever the reason
+    ("ex4", "Post-norm is in general the more stable of the two, because the activations never drift in scale.",
+     "postnorm_more_stable"),
+    ("ex4", "Post-norm is more stable even if you do not warm up.", "postnorm_more_stable"),
     (1, "Each head is processed in turn, after the head before it has been completed.", "heads_sequential"),
     (1, "The heads run one after another, not in parallel.", "heads_sequential"),
     (1, "The heads are stacked in series inside the layer, so the output of head 1 is the input of head 2.",

@@ -181,3 +181,13 @@ def test_keyword_soup_without_commas_is_capped_too():
                     * 10)
     a = rubric.evaluate(RUBRIC, soup)
     assert a.total <= RUBRIC.cap_points and a.cap_reason and not a.substantive
+
+
+def test_an_evidence_may_leave_its_misconceptions_common_unless_out():
+    # exercise 4's stability claimed in general ("in principle post-norm is the more stable arrangement, since it keeps
+    # the activations at a fixed scale") is named whatever reason it gives: "scale" cancels the other evidence only.
+    r4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
+    m = next(m for m in r4.misconceptions if m.id == "postnorm_more_stable")
+    text = "in principle post-norm is the more stable arrangement, since it keeps the activations at a fixed scale."
+    cancelled = [any(p.search(text) for p in e.unless) for e in m.evidence]
+    assert cancelled[:-1] == [True] * (len(m.evidence) - 1) and cancelled[-1] is False

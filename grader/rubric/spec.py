@@ -34,7 +34,8 @@ class Evidence:
         within: ``0`` = one sentence; ``n > 0`` = all matches within ``n`` words of each other.
         sentences: 1, or 2 to let the patterns spread over two consecutive sentences of one paragraph.
         unless: a match anywhere in the sentence cancels the evidence (a misconception's own ``unless`` list is added
-            to each of its evidence).
+            to each of its evidence, unless the entry says ``common_unless = false``: its words then single out
+            the error whatever reason the sentence gives).
         unless_near: a match inside the matched span cancels it.
         negatable: how negations inside the matched span count (:mod:`.assertions` gives their scope).
             ``True``: a negation whose scope covers a matched piece cancels it, unless the pattern itself
@@ -205,7 +206,8 @@ def load(path: Path) -> Rubric:
                 patterns=tuple(compile_(p, w) for p in e["all"]),
                 within=0 if within == "sentence" else int(within),
                 sentences=int(e.get("sentences", 1)),
-                unless=tuple(compile_(p, w) for p in (*e.get("unless", ()), *common_unless)),
+                unless=tuple(compile_(p, w) for p in (*e.get("unless", ()),
+                                                      *(common_unless if e.get("common_unless", True) else ()))),
                 unless_near=tuple(compile_(p, w) for p in e.get("unless_near", ())),
                 negatable=bool(e.get("negatable", True)),
                 about=compile_(e["about"], w) if "about" in e else None,
