@@ -73,6 +73,8 @@ def test_errors_are_named_and_never_by_another_name(judged):
     ("ex4", "Without residuals the model is unable to overfit."),
     # stability in general, restricted to a respect, a condition or another's claim
     ("ex4", "Post-norm is more stable if you warm up first."),  # a condition is the correct sense
+    ("ex4", "Residual connections are an extra path for the gradient, not an extra part of the capacity."),
+    ("ex4", "Without residuals the model is effectively a smaller network, because its deep layers never train."),
     ("ex4", "In principle post-norm is the more stable arrangement only if you warm up."),
     ("ex4", "Post-norm is generally more stable in the forward pass: each block's output is normalised."),
     ("ex4", "In principle, post-norm is the more stable arrangement in scale, not in training."),
@@ -105,6 +107,8 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     ("ex4", "The residual connections add extra parameters, so the model has more capacity.", "residual_adds_capacity"),
     ("ex4", "Without residuals the model memorises the training text and overfits.", "no_residual_overfits"),
     ("ex4", "With no residuals, it memorises the training text.", "no_residual_overfits"),
+    ("ex4", "The residual connections are an extra part of the network's capacity.", "residual_adds_capacity"),
+    ("ex4", "Without them the six blocks are just a weaker, smaller model.", "residual_adds_capacity"),
     ("ex4", "Post-norm is more stable than pre-norm at a high learning rate.", "postnorm_more_stable"),
     ("ex4", "In principle post-norm is the more stable arrangement, since it keeps the activations at a fixed scale.",
      "postnorm_more_stable"),  # stability claimed in general, whatever the reason
