@@ -108,7 +108,7 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     ("ex4", "Without residuals the model memorises the training text and overfits.", "no_residual_overfits"),
     ("ex4", "With no residuals, it memorises the training text.", "no_residual_overfits"),
     ("ex4", "The residual connections are an extra part of the network's capacity.", "residual_adds_capacity"),
-    ("ex4", "Without them the six blocks are just a weaker, smaller model.", "residual_adds_capacity"),
+    ("ex4", "Without the skip connections the six blocks are just a weaker, smaller model.", "residual_adds_capacity"),
     ("ex4", "Post-norm is more stable than pre-norm at a high learning rate.", "postnorm_more_stable"),
     ("ex4", "In principle post-norm is the more stable arrangement, since it keeps the activations at a fixed scale.",
      "postnorm_more_stable"),  # stability claimed in general, whatever the reason
