@@ -74,6 +74,13 @@ def test_errors_are_named_and_never_by_another_name(judged):
     # stability in general, restricted to a respect, a condition or another's claim
     ("ex4", "Post-norm is more stable if you warm up first."),  # a condition is the correct sense
     ("ex4", "Residual connections are an extra path for the gradient, not an extra part of the capacity."),
+    # exploding gradients: either way, denied, another's claim, post-norm's, or next to the fading gradient
+    ("ex4", "Without residual connections the gradients vanish or explode as they go back."),
+    ("ex4", "Without residuals the gradient at the first block is tiny; it does not explode."),
+    ("ex4", "Post-norm without warm-up blows up at a high learning rate, while the no-residual model just stalls."),
+    ("ex4", "Residual connections are often said to fix exploding gradients, but without them our gradients faded."),
+    ("ex4", "Exploding gradients are a different problem; without residuals the gradient to the first blocks is small."),
+    ("ex4", "Without residual connections the activations grow very large in a plain network, but the norms stop that."),
     ("ex4", "Without residuals the model is effectively a smaller network, because its deep layers never train."),
     ("ex4", "In principle post-norm is the more stable arrangement only if you warm up."),
     ("ex4", "Post-norm is generally more stable in the forward pass: each block's output is normalised."),
@@ -109,6 +116,11 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     ("ex4", "With no residuals, it memorises the training text.", "no_residual_overfits"),
     ("ex4", "The residual connections are an extra part of the network's capacity.", "residual_adds_capacity"),
     ("ex4", "Without the skip connections the six blocks are just a weaker, smaller model.", "residual_adds_capacity"),
+    ("ex4", "Without residual connections the gradients explode as they go back through the six blocks.",
+     "no_residual_gradients_explode"),
+    ("ex4", "The reason is exploding gradients. Without the skip connections the gradient is multiplied by the weights "
+            "of every layer on the way back, and with six blocks these products grow very large.",
+     "no_residual_gradients_explode"),
     ("ex4", "Post-norm is more stable than pre-norm at a high learning rate.", "postnorm_more_stable"),
     ("ex4", "In principle post-norm is the more stable arrangement, since it keeps the activations at a fixed scale.",
      "postnorm_more_stable"),  # stability claimed in general, whatever the reason

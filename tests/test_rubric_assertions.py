@@ -56,6 +56,8 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     ("Some people say that the heads split the tokens.", "the heads split the tokens", "attributed"),
     ("Some claim each head reads a few words.", "each head reads", "attributed"),
     ("It is often said that more heads cost more.", "more heads cost more", "attributed"),
+    ("Residuals are often said to fix exploding gradients.", "fix exploding gradients", "attributed"),
+    ("More heads were claimed to cost more.", "cost more", "attributed"),
     ("Many assume the MLP mixes the tokens.", "the mlp mixes", "attributed"),
     ("One might think that 12 heads cost 12 times as much.", "12 heads cost", "attributed"),
     ("It is also tempting to think that 12 heads cost 12 times as much.", "12 heads cost", "attributed"),

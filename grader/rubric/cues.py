@@ -107,6 +107,8 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
     ("attributed", rf"\bthey{_OFTEN} (?:say|says|claim|claims|believe|argue|insist|reckon|maintain|tell us)\b(?: that\b)?"),
     ("attributed", r"\bit (?:is|was|has been|gets) (?:also )?(?:often |commonly |sometimes |widely |frequently |usually )?"
                    r"(?:said|claimed|believed|thought|assumed|argued|suggested|rumou?red|reported)\b(?: that\b)?"),
+    ("attributed", r"\b(?:is|are|was|were) (?:also )?(?:often |commonly |sometimes |widely |frequently |usually |generally )?"
+                   r"(?:said|claimed|rumou?red|reported|alleged) to\b"),  # "residuals are often said to fix ..."
     ("attributed", r"\b(?:apparently|supposedly|allegedly|reportedly|purportedly|rumou?r has it|so they say|so i am told|"
                    r"i (?:have )?heard|i read somewhere|(?<=, )(?:we|i) (?:are|am|were|was) told(?=,))\b(?: that\b)?"),
     ("attributed", rf"\b{_SOURCE}{_OFTEN} (?:{_SAY}|told me|tells me|told us|tells us|said to me|explained to me|added|"
