@@ -191,3 +191,11 @@ def test_an_evidence_may_leave_its_misconceptions_common_unless_out():
     text = "in principle post-norm is the more stable arrangement, since it keeps the activations at a fixed scale."
     cancelled = [any(p.search(text) for p in e.unless) for e in m.evidence]
     assert cancelled[:-1] == [True] * (len(m.evidence) - 1) and cancelled[-1] is False
+
+
+def test_an_html_blockquote_is_set_apart_as_a_markdown_one_is():
+    from grader.rubric.read import blocks
+    got = blocks("Its answer:\n\n<blockquote>\nEach head has its own.\n\nThey are joined.\n</blockquote>\n\nMine.\n\n"
+                 "<br>\n\nEnd.")[0]
+    assert [(b.text, b.quoted) for b in got] == [("Its answer:", False), ("Each head has its own.", True),
+                                                 ("They are joined.", True), ("Mine.", False), ("End.", False)]

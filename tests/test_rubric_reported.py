@@ -128,6 +128,45 @@ def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     assert got == set() and flags(a)
 
 
+# Layouts the red teams found missed, caught on 2026-12-06 (a third round): a prompt and its response, an opener
+# that ends in a full stop, quotation marks, HTML's blockquote, a copied chat that ends on the chatbot.
+
+@pytest.mark.parametrize("text", [
+    f"Prompt: why does the run without residuals stop at 3.29, and why does post-norm fail?\n\nResponse: {NO_RESIDUAL} "
+    f"{POST_NORM}",
+    f"**Prompt:** explain my runs\n\n**Response:**\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
+    f"I asked ChatGPT to explain the runs. Below is what came out.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"I asked ChatGPT to explain the runs. Here is its answer.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"I used Gemini for this. What came back:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f'ChatGPT answered: "{NO_RESIDUAL} {POST_NORM}"',
+    f"When I asked Claude, it replied: \u201c{NO_RESIDUAL} {POST_NORM}\u201d",
+    f"I asked ChatGPT. Its answer:\n\n<blockquote>\n{NO_RESIDUAL}\n\n{POST_NORM}\n</blockquote>",
+    f"You said:\n\nexplain my runs\n\nChatGPT said:\n\n{NO_RESIDUAL}\n\n{POST_NORM}",  # ends on the chatbot
+    f"Me: why?\n\nChatGPT: Good question.\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
+])
+def test_a_third_round_of_pasted_chat_layouts_earn_nothing(text):
+    got, a = earned(text)
+    assert got == set() and flags(a)
+
+
+@pytest.mark.parametrize("text", [
+    f"Question: why does it stop at 3.29?\n\nResponse: {NO_RESIDUAL} {POST_NORM}",  # no prompt: the student's own Q/A
+    f"I asked ChatGPT to explain the runs, but it was wrong. Below is my own explanation.\n\n> {NO_RESIDUAL}\n>\n"
+    f"> {POST_NORM}",
+    f"I asked ChatGPT what a residual is. Here is what I understood.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f'As ChatGPT put it, "post-norm is fragile". {NO_RESIDUAL} {POST_NORM}',  # the quote closes in its sentence
+    f'ChatGPT said "it overfits", which is wrong. {NO_RESIDUAL} {POST_NORM}',
+    f"I ran the script. Output:\n\n```\nloss 3.29\n```\n\n{NO_RESIDUAL} {POST_NORM}",
+    f"Xiong et al. (2020) write:\n\n<blockquote>{POST_NORM}</blockquote>\n\n{NO_RESIDUAL}",
+    f'The lecture said: "{NO_RESIDUAL}" {POST_NORM}',
+    f"I asked ChatGPT first, but it said the model overfits. That is wrong.\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
+    f"Me: I think it overfits.\n\nChatGPT: It does not.\n\nMe: Right. {NO_RESIDUAL} {POST_NORM}",
+])
+def test_honest_neighbours_of_the_third_round_keep_their_points(text):
+    got, a = earned(text)
+    assert got == ALL_LINES and not flags(a)
+
+
 @pytest.mark.parametrize("text", [
     # a label that names no speaker ends the chatbot's turn and leaves the paragraphs before it to the student
     f"ChatGPT: It overfits.\n\n{NO_RESIDUAL}\n\n{POST_NORM}\n\nIn short: no clean path.",

@@ -39,12 +39,13 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
     section = 0
     in_fence = False
     quoted = False
+    in_html_quote = False  # between <blockquote> and </blockquote>: set apart as "> ..." is
 
     def flush():
         nonlocal quoted
-        joined = " ".join(s.strip() for s in current).strip()
+        joined = _strip_inline(" ".join(s.strip() for s in current).strip())
         if joined:
-            out.append(Block(section, _strip_inline(joined), quoted))
+            out.append(Block(section, joined, quoted))
         current.clear()
         quoted = False
 
@@ -59,6 +60,14 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
             current.append(line)
             quoted = True
             flush()
+            continue
+        if _HTML_QUOTE_OPEN.search(line):
+            flush()
+            in_html_quote = True
+        closes = bool(_HTML_QUOTE_CLOSE.search(line))
+        if in_html_quote and closes and not _HTML_QUOTE_CLOSE.sub("", _HTML_QUOTE_OPEN.sub("", line)).strip():
+            flush()  # a line with only the closing tag
+            in_html_quote = False
             continue
         heading = _HEADING.match(line)
         nxt = raw_lines[i + 1] if i + 1 < len(raw_lines) else ""
@@ -84,8 +93,16 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
         if len(current) == 1 and _title_line(current[0], line):
             flush()
         current.append(line)
+        quoted = quoted or in_html_quote
+        if in_html_quote and closes:
+            flush()
+            in_html_quote = False
     flush()
     return out, headings
+
+
+_HTML_QUOTE_OPEN = re.compile(r"<blockquote\b[^>]*>", re.I)
+_HTML_QUOTE_CLOSE = re.compile(r"</blockquote\s*>", re.I)
 
 
 #: A title line above a paragraph: "Re: Why several heads", "Multi-head attention in one picture" (no final mark).

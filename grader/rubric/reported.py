@@ -33,6 +33,14 @@ _ASKED = re.compile(rf"(?<!never )(?<!not )\b(?:asked|used|consulted|tried|queri
                     rf"{cues.SOURCE.pattern}")
 #: A friend's or a classmate's turn: a person asking, whose turn is only its own paragraph.
 _PERSON_SOURCE = re.compile(r"(?:the |my )?(?:friend|classmate|roommate)\b")
+#: The label of a reply to a "Prompt:" turn: a prompt is put to a model, so "Response:" after it is the model's. Not
+#: after "Question:" or "Q:", which a student's own Q and A use.
+_REPLY_LABEL = re.compile(r"^((?:response|completion|output|answer|reply|result)(?: \([^)]{0,30}\))?)\s*:(?:\s+|$)")
+#: A sentence ending in a full stop that introduces what follows: "Below is what came out.", "Here is its answer."
+_INTRODUCES = re.compile(r"\b(?:below|following|here is|here's|here are|this is what|as follows|underneath)\b")
+#: What the source gave, in a sentence after one that asked it: "Below is what came out.", "Here is the output:".
+_OUTCOME = re.compile(r"\bwhat (?:came out|came back|i got(?: back)?|we got(?: back)?|was returned)\b|"
+                      r"\bthe (?:result|output|reply|response|answer|transcript)\b")
 
 
 def reported(units_: list[Unit]) -> list[bool]:
@@ -41,11 +49,16 @@ def reported(units_: list[Unit]) -> list[bool]:
     - A transcript turn whose label names a chatbot or a friend ("ChatGPT: ...", "**AI:** ...", "ChatGPT said:" on a
       line of its own), up to the next label: the rest of its paragraph, and the paragraphs after it in the same
       section when the next turn is a person's ("Me:", "You said:", another chatbot's) or when the label stood alone
-      on its line (it heads what follows, to the end of the section). A label that names no speaker ("Note:", "In
-      short:") ends the turn and leaves the paragraphs before it to the student.
-    - A blockquote ("> ...") or a fence right after a sentence that ends with ":" and has such a source speak ("This
-      is what ChatGPT answered:", "I asked ChatGPT. / Its answer:"): every quoted unit up to the first unquoted one;
-      not a quote of the student's own words ("I told her:", "below is my own:") or of a paper.
+      on its line (it heads what follows, to the end of the section), and to the end of the section when it answers
+      a person's turn and no turn follows (a copied chat that ends on the chatbot). A label that names no speaker
+      ("Note:", "In short:") ends the turn and leaves the paragraphs before it to the student.
+    - A blockquote ("> ...", or HTML's ``<blockquote>``) or a fence right after a sentence that has such a source
+      speak and ends with ":" ("This is what ChatGPT answered:", "I asked ChatGPT. / Its answer:") or introduces
+      what follows ("I asked ChatGPT. Below is what came out."): every quoted unit up to the first unquoted one; not
+      a quote of the student's own words ("I told her:", "below is my own:") or of a paper.
+    - The sentences inside quotation marks that such a sentence opens ('ChatGPT answered: "Each head ... They are
+      concatenated."'), up to the closing mark.
+    - A "Response:" (or "Output:", "Answer:") turn after a "Prompt:" turn: a prompt is put to a model.
 
     The student's own turns ("Me:", "Student:", "A:") and a self-made "Q: / A:" stay theirs.
     """
@@ -54,18 +67,28 @@ def reported(units_: list[Unit]) -> list[bool]:
     pending: list[int] = []  # paragraphs after a chatbot's turn: its own if a person speaks next
     headed = False  # a chatbot's label stood alone on its line: the next paragraph is its
     current = False  # the paragraph under way is another speaker's
+    person = answering = False  # the open turn is a person's; the open chatbot turn answers a person's turn
+
+    def close_section():  # a chat that ends on the chatbot's reply to a person: the reply runs to the section's end
+        if turn and turn[1] and answering:
+            for j in pending:
+                out[j] = True
+
     for i, u in enumerate(units_):
         new_block = i == 0 or u.block != units_[i - 1].block
         if i == 0 or u.section != units_[i - 1].section:
-            turn, pending, headed, current = None, [], False, False
-        other = cues.OTHER_SPEAKER.match(u.norm)
+            close_section()
+            turn, pending, headed, current, person, answering = None, [], False, False, False, False
+        other = cues.OTHER_SPEAKER.match(u.norm) or turn and turn[0] == "prompt" and _REPLY_LABEL.match(u.norm)
         label = other or cues.SPEAKER.match(u.norm) or cues.PERSON.match(u.norm)
         if label:
-            speaker = label.group(1) if label.groups() else label.group(0)
+            speaker = (label.group(1) if label.groups() else label.group(0)).strip().rstrip(":").strip()
             if turn and turn[1] and pending and (other or cues.PERSON.match(u.norm)) and speaker != turn[0]:
                 for j in pending:
                     out[j] = True
             bot = bool(other) and not _PERSON_SOURCE.match(speaker)
+            answering = bot and person
+            person = not other and bool(cues.PERSON.match(u.norm))
             turn, pending, current = (speaker, bot), [], bool(other)
             headed = bot and not u.norm[label.end():].strip()
         elif new_block:
@@ -75,16 +98,35 @@ def reported(units_: list[Unit]) -> list[bool]:
         elif pending and units_[pending[-1]].block == u.block:
             pending.append(i)
         out[i] = out[i] or current
+    close_section()
     for i, u in enumerate(units_):
-        if u.quoted or not u.norm.rstrip().endswith(":") or not cues.REPORTING.search(u.norm) \
-                or _NOT_A_SOURCES_ANSWER.search(u.norm):
-            continue
         before = units_[i - 1].norm if i else ""
-        if not (_SPEAKS.search(u.norm) or cues.OTHER_SPEAKER.match(u.norm)
-                or _ITS.search(u.norm) and (_ASKED.search(before) or _ASKED.search(u.norm))):
+        if u.quoted or _NOT_A_SOURCES_ANSWER.search(u.norm) or not _source_speaks(u.norm, before):
             continue
+        ending = u.norm.rstrip()
         j = i + 1
-        while j < len(units_) and units_[j].quoted:
-            out[j] = True
-            j += 1
+        if ending.endswith(":") or ending.endswith(".") and _INTRODUCES.search(u.norm):
+            while j < len(units_) and units_[j].quoted:  # a blockquote or a fence under the opener
+                out[j] = True
+                j += 1
+        speaks = _SPEAKS.search(u.norm) or cues.OTHER_SPEAKER.match(u.norm) or _ASKED.search(u.norm)
+        if u.norm.count('"', speaks.end() if speaks else 0) % 2:  # a quotation mark opened and not closed
+            out[i] = True  # the sentence holds the quote's first words
+            while j < len(units_) and units_[j].block == u.block:  # the quoted sentences up to the closing mark
+                out[j] = True
+                j += 1
+                if units_[j - 1].norm.count('"') % 2:
+                    break
     return out
+
+
+def _source_speaks(norm: str, before: str) -> bool:
+    """Whether the sentence ``norm`` (after the sentence ``before``) has a source speak: "ChatGPT answered:", or
+    "Its answer:" / "Below is what came out." after "I asked ChatGPT." (normalised)."""
+    if _SPEAKS.search(norm) or cues.OTHER_SPEAKER.match(norm):
+        return True
+    asked_here = _ASKED.search(norm)
+    if not (asked_here or _ASKED.search(before)):
+        return False
+    rest = norm[asked_here.end():] if asked_here else norm
+    return bool(cues.REPORTING.search(rest) and _ITS.search(rest) or _OUTCOME.search(rest))
