@@ -122,16 +122,8 @@ def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students(
     f"I asked o3 about this. Its answer:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"Meta AI: {NO_RESIDUAL} {POST_NORM}",
     f"Qwen said:\n\n{NO_RESIDUAL} {POST_NORM}",
-])
-def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
-    got, a = earned(text)
-    assert got == set() and flags(a)
-
-
-# Layouts the red teams found missed, caught on 2026-12-06 (a third round): a prompt and its response, an opener
-# that ends in a full stop, quotation marks, HTML's blockquote, a copied chat that ends on the chatbot.
-
-@pytest.mark.parametrize("text", [
+    # a third round (2026-12-06): a prompt and its response, an opener that ends in a full stop, quotation marks,
+    # HTML's blockquote, a copied chat that ends on the chatbot
     f"Prompt: why does the run without residuals stop at 3.29, and why does post-norm fail?\n\nResponse: {NO_RESIDUAL} "
     f"{POST_NORM}",
     f"**Prompt:** explain my runs\n\n**Response:**\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
@@ -144,27 +136,9 @@ def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     f"You said:\n\nexplain my runs\n\nChatGPT said:\n\n{NO_RESIDUAL}\n\n{POST_NORM}",  # ends on the chatbot
     f"Me: why?\n\nChatGPT: Good question.\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
 ])
-def test_a_third_round_of_pasted_chat_layouts_earn_nothing(text):
+def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     got, a = earned(text)
     assert got == set() and flags(a)
-
-
-@pytest.mark.parametrize("text", [
-    f"Question: why does it stop at 3.29?\n\nResponse: {NO_RESIDUAL} {POST_NORM}",  # no prompt: the student's own Q/A
-    f"I asked ChatGPT to explain the runs, but it was wrong. Below is my own explanation.\n\n> {NO_RESIDUAL}\n>\n"
-    f"> {POST_NORM}",
-    f"I asked ChatGPT what a residual is. Here is what I understood.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
-    f'As ChatGPT put it, "post-norm is fragile". {NO_RESIDUAL} {POST_NORM}',  # the quote closes in its sentence
-    f'ChatGPT said "it overfits", which is wrong. {NO_RESIDUAL} {POST_NORM}',
-    f"I ran the script. Output:\n\n```\nloss 3.29\n```\n\n{NO_RESIDUAL} {POST_NORM}",
-    f"Xiong et al. (2020) write:\n\n<blockquote>{POST_NORM}</blockquote>\n\n{NO_RESIDUAL}",
-    f'The lecture said: "{NO_RESIDUAL}" {POST_NORM}',
-    f"I asked ChatGPT first, but it said the model overfits. That is wrong.\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
-    f"Me: I think it overfits.\n\nChatGPT: It does not.\n\nMe: Right. {NO_RESIDUAL} {POST_NORM}",
-])
-def test_honest_neighbours_of_the_third_round_keep_their_points(text):
-    got, a = earned(text)
-    assert got == ALL_LINES and not flags(a)
 
 
 @pytest.mark.parametrize("text", [
@@ -183,6 +157,18 @@ def test_honest_neighbours_of_the_third_round_keep_their_points(text):
     f"I did not use ChatGPT for this part. It explains itself:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"I added a comment to model.py that explains it:\n\n```\n{NO_RESIDUAL}\n{POST_NORM}\n```",
     f"Friend: Why does it stay at U?\n\n{NO_RESIDUAL} {POST_NORM}\n\nMe: That is all.",
+    # the honest neighbours of the third round
+    f"Question: why does it stop at 3.29?\n\nResponse: {NO_RESIDUAL} {POST_NORM}",  # no prompt: the student's own Q/A
+    f"I asked ChatGPT to explain the runs, but it was wrong. Below is my own explanation.\n\n> {NO_RESIDUAL}\n>\n"
+    f"> {POST_NORM}",
+    f"I asked ChatGPT what a residual is. Here is what I understood.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f'As ChatGPT put it, "post-norm is fragile". {NO_RESIDUAL} {POST_NORM}',  # the quote closes in its sentence
+    f'ChatGPT said "it overfits", which is wrong. {NO_RESIDUAL} {POST_NORM}',
+    f"I ran the script. Output:\n\n```\nloss 3.29\n```\n\n{NO_RESIDUAL} {POST_NORM}",
+    f"Xiong et al. (2020) write:\n\n<blockquote>{POST_NORM}</blockquote>\n\n{NO_RESIDUAL}",
+    f'The lecture said: "{NO_RESIDUAL}" {POST_NORM}',
+    f"I asked ChatGPT first, but it said the model overfits. That is wrong.\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
+    f"Me: I think it overfits.\n\nChatGPT: It does not.\n\nMe: Right. {NO_RESIDUAL} {POST_NORM}",
 ])
 def test_honest_answers_with_labels_or_quotes_keep_their_points(text):
     got, a = earned(text)
