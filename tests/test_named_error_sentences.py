@@ -69,6 +69,8 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "We do the concatenation first and after that W_O mixes the heads."),
     (3, "GPT-3 is an autoregressive model, and a bidirectional model would not fit generation."),
     (3, "BERT differs from Llama, which is causal."),
+    (3, "BERT is the bidirectional one; GPT cannot look ahead."),
+    (3, "Unlike GPT, which cannot look ahead, BERT sees the whole sentence."),
     ("ex4", "Post-norm is more stable with warm-up than without."),
     ("ex4", "Without residuals the model is unable to overfit."),
     # stability in general, restricted to a respect, a condition or another's claim
@@ -140,6 +142,8 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (3, "BERT is an autoregressive model, so each token only sees the tokens before it.", "bert_causal"),
     (3, "GPT is a bidirectional model.", "gpt_bidirectional"),
     (3, "GPT uses bidirectional context, so every token sees the whole sentence.", "gpt_bidirectional"),
+    (3, "GPT is the bidirectional one, it looks at the whole text.", "gpt_bidirectional"),  # "the X one" is GPT
+    (3, "BERT is the one with the mask so it can't look ahead.", "bert_causal"),
 ])
 def test_the_errors_next_to_them_are_still_named(q, sentence, error):
     assert error in bench.named(q, sentence)[0]
