@@ -56,7 +56,8 @@ def _review(text: str, rub=R1) -> list[str]:
     ("My dearest Residual,\nyou carry my gradient.", "a model part speaking or spoken to"),
     ("WEEK 3 \u2014 HEAD DAY (upper body)\nSquats.", "a formal document's layout"),  # a number, a parenthesis
     ("Monday: heads.\nTuesday: the MLP.", "lines labelled by foreign words"),
-    ("**Ingredients:** eight heads.\n**Method** - knead them.", "lines labelled by foreign words"),
+    ("**Ingredients:** eight heads.\n**Oven:** hot.", "lines labelled by foreign words"),
+    ("1. Monday: heads.\n2. *Tuesday* (week 3): the MLP.", "lines labelled by foreign words"),
 ])
 def test_each_convention_is_found_by_name(text, name):
     assert name in genre.conventions(text)
@@ -71,6 +72,13 @@ def test_each_convention_is_found_by_name(text, name):
     "Heads: each has its own projections.\nMLP: per token.\nLayer norm - before each sub-layer.",  # lesson words
     "Tom\u00e1s: what is a head?\nMe: a head has its own projections.\nTom\u00e1s: and W_O?",  # one foreign label
     "Step 1: project. Step 2: split into heads.\nNote: d_head = 64.",
+    # a red team (2026-12-06): a report's parts, its own titles, asides set off by dashes, hard-wrapped prose
+    "Observation: the loss is 3.29.\nHypothesis: no path back.\nConclusion: only letter frequencies.",
+    "Claim: no path.\nEvidence: 3.291.\nReasoning: the gradient fades.\nTakeaway: use residuals.\nCaveat: one seed.",
+    "RUN 2: NO RESIDUALS (3.291)\n\nThe gradient fades.\n\nWHY POST-NORM FAILS (lr = 1.5e-2, no warm-up)",
+    "In hindsight \u2014 after a whole evening \u2014 the run stayed at U.\nSadly for my wallet \u2014 a pizza \u2014 it failed.",
+    "the output replaces its input. The picture I keep coming back to is from my\nsummer in a bakery: every loaf\n"
+    "is worth: imagine a check at every counter.",
 ])
 def test_genuine_wordings_have_no_convention(text):
     assert genre.conventions(text) == {}

@@ -46,8 +46,11 @@ WEAK = frozenset({"a letter's salutation", "a letter's sign-off", "a formal docu
 #: The share of content words foreign to the lesson that raises the flag, with a convention of :data:`WEAK` only and
 #: with any other (measured leaving each answer out of the vocabulary, bench/prose_agreement.py: dev-split genuine
 #: answers with a convention reach 0.10, a letter to one's past self; the dev split's frames reach down to 0.10).
+#: No genuine dev answer has a convention outside :data:`WEAK`; a podcast advert of 59 content words fell from 0.10
+#: to 0.085 when the fifth round of exercise 4's dev answers (analogies) made "stall" a lesson word, so the
+#: threshold with such a convention was lowered from 0.08 to 0.06 (the median genuine dev answer is at 0.03-0.05).
 FOREIGN_SHARE_WEAK = 0.14
-FOREIGN_SHARE = 0.08
+FOREIGN_SHARE = 0.06
 #: Fewer content words than this are not judged (a short answer is judged by its length).
 MIN_CONTENT_WORDS = 40
 
@@ -82,8 +85,24 @@ CONVENTIONS: dict[str, re.Pattern] = {k: re.compile(v, re.I | re.M) for k, v in 
                                           r"model|gpt|bert|transformer|attention|mlp|layer norm|tokens?|gradient)\b",
 }.items()}
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)
-#: A line that opens with a short label and a colon or dash ("Monday:", "Ingredients:", "**Leg day** -").
-_LINE_LABEL = re.compile(r"^[ \t>*_-]*(?:\*\*)?([^\W\d_][\w'’ &/-]{0,30}?)(?:\*\*)?[ \t]*(?::|—|–| - )", re.M)
+#: A line that opens with a short label (one to three words, maybe a list number, emphasis or a parenthesis) and a
+#: colon: "Monday:", "**Ingredients:**", "1. Leg day:", "*Monday* (week 3):". Not a dash: prose sets asides off with
+#: dashes ("In hindsight — ..."), and a hard-wrapped line's first words are no label.
+_LINE_LABEL = re.compile(r"^[ \t>]*(?:[-*+][ \t]+|\d{1,2}[.)][ \t]+)?[*_]{0,2}([^\W\d_][\w'’-]*(?: [\w'’-]+){0,2})"
+                         r"[*_]{0,2}(?: \([^)\n]{0,20}\))?[*_]{0,2}[ \t]*:[*_]{0,2}(?:[ \t]|$)", re.M)
+#: Labels that mark the parts of any explanation, a lab report's or a note's, not another kind of text: an honest
+#: answer may well be laid out "Observation: / Hypothesis: / Conclusion:" or "Takeaway: / Caveat:" (a red team of
+#: 2026-12-06 found these taken for another genre's layout).
+_DISCOURSE_LABELS = frozenset("""
+observation observations hypothesis hypotheses conclusion conclusions claim claims evidence reasoning symptom symptoms
+diagnosis intuition formally informally takeaway takeaways caveat caveats edit ps recap aside summary tldr note notes
+update result results method methods analysis explanation answer question problem solution example examples
+definition idea setup context background motivation goal bottom line short version long first second third finally
+part step reason reasons cause fix remedy prediction expectation guess check verdict lesson lessons moral upshot
+disclaimer warning tip hint correction source sources reference references thanks addendum footnote comment comments
+interpretation discussion findings finding data aim aims outcome outcomes procedure experiment observed expected
+actual why how what intro introduction overview
+""".split())
 #: Distinct labels foreign to the lesson that make a layout of another kind of text (a schedule's days, a recipe's
 #: "Ingredients:" and "Method:", a script's or a chat's speakers). A genuine dev-split answer has at most one
 #: ("Re:", "Notation:", "A confession:"); measured with bench/prose_agreement.py.
@@ -137,13 +156,27 @@ def conventions(markdown: str) -> dict[str, str]:
     body = _HEADING_LINE.sub("", markdown.replace("\r\n", "\n"))
     out = {}
     for name, pattern in CONVENTIONS.items():
-        m = pattern.search(body)
+        m = next((m for m in pattern.finditer(body) if name != _TITLE or _foreign_title(m.group(0))), None)
         if m:
             out[name] = " ".join(m.group(0).split())[:40]
     labels = foreign_labels(body)
     if len(labels) >= MIN_FOREIGN_LABELS:
         out["lines labelled by foreign words"] = ", ".join(labels[:4])[:40]
     return out
+
+
+_TITLE = "a formal document's layout"
+
+
+def _foreign_title(line: str) -> bool:
+    """Whether a title line has a content word foreign to the lesson ("WEEK 3 — HEAD DAY",
+    "FOR IMMEDIATE RELEASE"; not "RUN 2: NO RESIDUALS (3.291)" nor "WHY POST-NORM FAILS", a report's own titles);
+    "Clause 2." and "Section 7.3" count whatever follows."""
+    content = [w for w in re.findall(r"[^\W\d_]+", line.casefold()) if w not in FUNCTION_WORDS and len(w) > 1]
+    vocabulary = lesson_words()
+    if not content or re.match(r"^\W*(?:clause|section|article|schedule|annex) \d", line, re.I):
+        return True
+    return any(not _lesson_word(w, vocabulary) for w in content)
 
 
 def foreign_labels(markdown: str) -> list[str]:
@@ -155,7 +188,8 @@ def foreign_labels(markdown: str) -> list[str]:
     for m in _LINE_LABEL.finditer(markdown):
         label = " ".join(m.group(1).split()).casefold()
         content = [w for w in re.findall(r"[^\W\d_]+", label) if w not in FUNCTION_WORDS and len(w) > 1]
-        if vocabulary and content and not any(_lesson_word(w, vocabulary) for w in content) and label not in out:
+        if vocabulary and content and not any(_lesson_word(w, vocabulary) or w in _DISCOURSE_LABELS for w in content) \
+                and label not in out:
             out.append(label)
     return out
 
