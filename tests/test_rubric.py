@@ -2,7 +2,7 @@
 import textwrap
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, ex1_answer as ex1
 
 from grader import rubric
 
@@ -199,3 +199,14 @@ def test_an_html_blockquote_is_set_apart_as_a_markdown_one_is():
                  "<br>\n\nEnd.")[0]
     assert [(b.text, b.quoted) for b in got] == [("Its answer:", False), ("Each head has its own.", True),
                                                  ("They are joined.", True), ("Mine.", False), ("End.", False)]
+
+
+def test_no_before_a_word_ends_a_sentence_and_a_labelled_no_answers_a_question():
+    from grader.rubric.sentences import split_sentences
+    assert split_sentences("Actually no. Without residuals it fails.") == ["Actually no.", "Without residuals it fails."]
+    assert split_sentences("See No. 5 of the list. Then go.") == ["See No. 5 of the list.", "Then go."]
+    # a tutor's question answered "No." by the student earns nothing, as an unlabelled "No." does
+    tail = " The heads run in parallel on the same tokens, each with its own projections."
+    for reply, earned in (("Student: No.", False), ("No.", False), ("Student: Yes.", True)):
+        text = ex1("Tutor: Are the outputs concatenated and mixed by W_O?\n" + reply + tail, "x", "y")
+        assert rubric.evaluate(RUBRIC, text).lines["concat_w_o"].counted is earned, reply

@@ -122,11 +122,8 @@ def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students(
     f"I asked o3 about this. Its answer:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"Meta AI: {NO_RESIDUAL} {POST_NORM}",
     f"Qwen said:\n\n{NO_RESIDUAL} {POST_NORM}",
-    # a third round (2026-12-06): a prompt and its response, an opener that ends in a full stop, quotation marks,
-    # HTML's blockquote, a copied chat that ends on the chatbot
-    f"Prompt: why does the run without residuals stop at 3.29, and why does post-norm fail?\n\nResponse: {NO_RESIDUAL} "
-    f"{POST_NORM}",
-    f"**Prompt:** explain my runs\n\n**Response:**\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
+    # a third round (2026-12-06): an opener that ends in a full stop, quotation marks, HTML's blockquote, a copied
+    # chat that ends on the chatbot
     f"I asked ChatGPT to explain the runs. Below is what came out.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"I asked ChatGPT to explain the runs. Here is its answer.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"I used Gemini for this. What came back:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
@@ -157,7 +154,23 @@ def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     f"I did not use ChatGPT for this part. It explains itself:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"I added a comment to model.py that explains it:\n\n```\n{NO_RESIDUAL}\n{POST_NORM}\n```",
     f"Friend: Why does it stay at U?\n\n{NO_RESIDUAL} {POST_NORM}\n\nMe: That is all.",
-    # the honest neighbours of the third round
+    # the honest neighbours of the third round, and a third red team's: "Prompt:" is also an assignment's question
+    # or a shell's, the student's correction after a chatbot's short turn, an answer set against the chatbot's, and
+    # an opening quotation mark never closed (a typo)
+    f"Prompt: Explain why the run without residuals ends where it does, and why post-norm fails.\n\nResponse: "
+    f"{NO_RESIDUAL} {POST_NORM}",
+    f"Prompt: python model.py\n\nOutput: prenorm 2.473, no-residual 3.291\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
+    f"Me: is the no-residual run overfitting?\n\nChatGPT: Yes, it is overfitting.\n\nThat is wrong, and the training "
+    f"loss shows it. {NO_RESIDUAL}\n\n{POST_NORM}",
+    f"Me: I think the no-residual run overfits.\n\nChatGPT: That's right, it overfits.\n\nActually no. {NO_RESIDUAL}"
+    f"\n\n{POST_NORM}",
+    f"Human: why 3.29?\n\nAI: overfitting.\n\nI did not trust that, so I checked the training loss myself.\n\n"
+    f"{NO_RESIDUAL}\n\n{POST_NORM}",
+    f"I asked ChatGPT first. It got the post-norm part wrong, so here is the corrected answer.\n\n> {NO_RESIDUAL}\n>\n"
+    f"> {POST_NORM}",
+    f"I tried ChatGPT, but it did not help, so below is the answer I settled on.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"I asked ChatGPT what \u201cpost-norm\u201d means and its answer was \u201clayer norm after the addition. That much was "
+    f"right. {NO_RESIDUAL} {POST_NORM}",
     f"Question: why does it stop at 3.29?\n\nResponse: {NO_RESIDUAL} {POST_NORM}",  # no prompt: the student's own Q/A
     f"I asked ChatGPT to explain the runs, but it was wrong. Below is my own explanation.\n\n> {NO_RESIDUAL}\n>\n"
     f"> {POST_NORM}",

@@ -237,7 +237,7 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
         nxt = units_[i + 1] if i + 1 < len(units_) else None
         following = nxt.norm if nxt and nxt.block == u.block and not nxt.list_item else _reply(units_, i)
         answered = len(scope) == 2 and u is scope[0] and norm.endswith("?") \
-            and not re.match(r"(?:no|not|never|nope|wrong)\b", scope[1].norm)
+            and not re.match(r"(?:no|not|never|nope|wrong)\b", cues.SPEAKER.sub("", scope[1].norm, count=1))
         retracted = retractions[i]
         for c in clauses(norm, following, retracted):  # a question answered by the next sentence sets its topic
             out.append(Clause(c.start + offset, c.end + offset, c.text, c.stance, tuple(

@@ -16,11 +16,13 @@ from .sentences import Unit
 
 
 #: A sentence that opens a quote of the student's own words or of an authority, not a source's answer: "I told her:",
-#: "the explanation I gave:", "below is my own:", "she got this from me:", "Xiong et al. (2020) explain it like this:".
+#: "the explanation I gave:", "below is my own:", "she got this from me:", "Xiong et al. (2020) explain it like this:",
+#: or one after the source's answer was set aside ("It got the post-norm part wrong, so here is the corrected answer.").
 _NOT_A_SOURCES_ANSWER = re.compile(
     r"\b(?:i|we) (?:\w+ )?(?:told|tell|gave|give|wrote|write|said|say|answered|explained|replied|added)\b|"
     r"\bmy (?:own|answer|explanation|reply|words|version|comment|\w+ paragraph)\b|\bmine\b|\bfrom me\b|\bet al\b|"
-    r"\(\d{4}\)|\b(?:paper|lecture|lesson|slides|textbook|book|article)\b")
+    r"\(\d{4}\)|\b(?:paper|lecture|lesson|slides|textbook|book|article)\b|"
+    r"\b(?:corrected|correct version|settled on|came up with|did not help|was no help|wrong|instead)\b")
 #: The source as the speaker of the quote: "ChatGPT answered:", "this is what the assistant wrote:" (a few words
 #: between), or the source's answer: "ChatGPT's answer:".
 _SPEAKS = re.compile(rf"{cues.SOURCE.pattern}(?:\s+\S+){{0,4}}?\s+(?:said|says|answered|answers|replied|replies|wrote|"
@@ -33,14 +35,15 @@ _ASKED = re.compile(rf"(?<!never )(?<!not )\b(?:asked|used|consulted|tried|queri
                     rf"{cues.SOURCE.pattern}")
 #: A friend's or a classmate's turn: a person asking, whose turn is only its own paragraph.
 _PERSON_SOURCE = re.compile(r"(?:the |my )?(?:friend|classmate|roommate)\b")
-#: The label of a reply to a "Prompt:" turn: a prompt is put to a model, so "Response:" after it is the model's. Not
-#: after "Question:" or "Q:", which a student's own Q and A use.
-_REPLY_LABEL = re.compile(r"^((?:response|completion|output|answer|reply|result)(?: \([^)]{0,30}\))?)\s*:(?:\s+|$)")
+#: The student speaking after a chatbot's turn: the first person, or the chatbot's answer judged ("That is wrong.",
+#: "Actually no.", "This answer is too vague").
+_STUDENTS_VOICE = re.compile(r"\b(?:i|i'm|i've|my|me|mine|myself|wrong|incorrect|misleading|vague)\b|"
+                             r"^(?:no|nope|actually|not quite|not really|nonsense)\b")
 #: A sentence ending in a full stop that introduces what follows: "Below is what came out.", "Here is its answer."
 _INTRODUCES = re.compile(r"\b(?:below|following|here is|here's|here are|this is what|as follows|underneath)\b")
 #: What the source gave, in a sentence after one that asked it: "Below is what came out.", "Here is the output:".
 _OUTCOME = re.compile(r"\bwhat (?:came out|came back|i got(?: back)?|we got(?: back)?|was returned)\b|"
-                      r"\bthe (?:result|output|reply|response|answer|transcript)\b")
+                      r"\bits (?:result|output|reply|response|answer|explanation)\b|\bthe (?:reply|output) follows\b")
 
 
 def reported(units_: list[Unit]) -> list[bool]:
@@ -57,8 +60,7 @@ def reported(units_: list[Unit]) -> list[bool]:
       what follows ("I asked ChatGPT. Below is what came out."): every quoted unit up to the first unquoted one; not
       a quote of the student's own words ("I told her:", "below is my own:") or of a paper.
     - The sentences inside quotation marks that such a sentence opens ('ChatGPT answered: "Each head ... They are
-      concatenated."'), up to the closing mark.
-    - A "Response:" (or "Output:", "Answer:") turn after a "Prompt:" turn: a prompt is put to a model.
+      concatenated."'), up to the closing mark in the same section (with none, the open mark is a typo).
 
     The student's own turns ("Me:", "Student:", "A:") and a self-made "Q: / A:" stay theirs.
     """
@@ -69,8 +71,9 @@ def reported(units_: list[Unit]) -> list[bool]:
     current = False  # the paragraph under way is another speaker's
     person = answering = False  # the open turn is a person's; the open chatbot turn answers a person's turn
 
-    def close_section():  # a chat that ends on the chatbot's reply to a person: the reply runs to the section's end
-        if turn and turn[1] and answering:
+    def close_section():  # a chat that ends on the chatbot's reply to a person: the reply runs to the section's end,
+        # unless the paragraph after it is the student's voice ("That is wrong. ...", "I did not trust that, so ...")
+        if turn and turn[1] and answering and pending and not _STUDENTS_VOICE.search(units_[pending[0]].norm):
             for j in pending:
                 out[j] = True
 
@@ -79,7 +82,7 @@ def reported(units_: list[Unit]) -> list[bool]:
         if i == 0 or u.section != units_[i - 1].section:
             close_section()
             turn, pending, headed, current, person, answering = None, [], False, False, False, False
-        other = cues.OTHER_SPEAKER.match(u.norm) or turn and turn[0] == "prompt" and _REPLY_LABEL.match(u.norm)
+        other = cues.OTHER_SPEAKER.match(u.norm)
         label = other or cues.SPEAKER.match(u.norm) or cues.PERSON.match(u.norm)
         if label:
             speaker = (label.group(1) if label.groups() else label.group(0)).strip().rstrip(":").strip()
@@ -110,13 +113,12 @@ def reported(units_: list[Unit]) -> list[bool]:
                 out[j] = True
                 j += 1
         speaks = _SPEAKS.search(u.norm) or cues.OTHER_SPEAKER.match(u.norm) or _ASKED.search(u.norm)
-        if u.norm.count('"', speaks.end() if speaks else 0) % 2:  # a quotation mark opened and not closed
-            out[i] = True  # the sentence holds the quote's first words
-            while j < len(units_) and units_[j].block == u.block:  # the quoted sentences up to the closing mark
-                out[j] = True
-                j += 1
-                if units_[j - 1].norm.count('"') % 2:
-                    break
+        if u.norm.count('"', speaks.end() if speaks else 0) % 2:  # a quotation mark opened and not closed here
+            close = next((k for k in range(j, len(units_)) if units_[k].section == u.section
+                          and units_[k].norm.count('"') % 2), None)
+            if close is not None:  # the quoted sentences up to the closing mark (none found: a typo, not a quote)
+                for k in range(i, close + 1):
+                    out[k] = True
     return out
 
 

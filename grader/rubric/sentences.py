@@ -36,13 +36,15 @@ from dataclasses import dataclass
 from .spec import Rubric
 from .read import FUNCTION_WORDS, Block, function_share, normalise, words
 
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|al|fig|eq|approx|cf|resp|no|ca|viz|incl|mr|mrs|dr|prof|st|sec)|"
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|al|fig|eq|approx|cf|resp|ca|viz|incl|mr|mrs|dr|prof|st|sec)|"
                      r"(?:^|\s)(?-i:[a-z]))\.$", re.I)
 #: An initial ("A. Vaswani", "J. R. R. Tolkien"): a capital letter and a period at the start, after a capitalised
 #: word or another initial (:func:`_initial`). A capital after another word ends its sentence: "the run stays at U.
 #: Pre-norm ...", "the sum of x and F. Post-norm ..." (the lesson's letters); a small letter never does ("output =
 #: F(x) + x. the derivative ...": terse notes go on, as :data:`_ABBREV` reads them).
 _INITIAL = re.compile(r"(?:^|\s)([A-Z])\.$")
+#: "No." before a number ("No. 5") is short for number; before a word it is the answer no ("Actually no. Without ...").
+_NUMBER_ABBREV = re.compile(r"\bno\.$", re.I)
 
 
 def _initial(end: str) -> bool:
@@ -73,10 +75,12 @@ class Unit:
 def split_sentences(text: str) -> list[str]:
     """Sentences of one block: split after . ! ? unless it ends an abbreviation like "e.g."."""
     pieces, current = [], ""
-    for piece in _SENTENCE_END.split(text):
+    split = _SENTENCE_END.split(text)
+    for i, piece in enumerate(split):
         current = f"{current} {piece}".strip() if current else piece
         end = current.rstrip("\"')]")
-        if not (_ABBREV.search(end) or _initial(end)):
+        number = _NUMBER_ABBREV.search(end) and i + 1 < len(split) and split[i + 1][:1].isdigit()  # "No. 5"
+        if not (_ABBREV.search(end) or _initial(end) or number):
             pieces.append(current)
             current = ""
     if current:
