@@ -83,6 +83,21 @@ def test_errors_are_named_and_never_by_another_name(judged):
     ("ex4", "Residual connections are often said to fix exploding gradients, but without them our gradients faded."),
     ("ex4", "Exploding gradients are a different problem; without residuals the gradient to the first blocks is small."),
     ("ex4", "Without residual connections the activations grow very large in a plain network, but the norms stop that."),
+    # a third red team (2026-12-06): a claim restricted to a respect, an expectation given up, a guess, a
+    # teammate's word, an error ruled out, a smaller model only in effect, weights brought into training
+    ("ex4", "Post-norm is in principle the more stable arrangement for the size of the activations, not for the "
+            "gradients."),
+    ("ex4", "I expected post-norm to be the more stable arrangement in general, but it diverged at 1.5e-2."),
+    ("ex4", "My guess before running it was that post-norm is in general the more stable arrangement."),
+    ("ex4", "My teammate insisted post-norm is in general the more stable arrangement."),
+    ("ex4", "I checked for exploding gradients in the no-residual run: there were none."),
+    ("ex4", "Exploding gradients were ruled out: without residuals, the gradient norm at the first block was about 1e-8."),
+    ("ex4", "A common guess is exploding gradients, but without residuals the gradient at block one was about 1e-8."),
+    ("ex4", "Without residuals the six blocks are a smaller model in effect, because only the last blocks ever train."),
+    ("ex4", "Without the skip connections the network is a smaller model in all but name, since the first blocks never "
+            "learn."),
+    ("ex4", "Residual connections bring more weights into the training, because the gradient finally reaches the first "
+            "blocks."),
     ("ex4", "Without residuals the model is effectively a smaller network, because its deep layers never train."),
     ("ex4", "In principle post-norm is the more stable arrangement only if you warm up."),
     ("ex4", "Post-norm is generally more stable in the forward pass: each block's output is normalised."),
@@ -118,6 +133,17 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     ("ex4", "With no residuals, it memorises the training text.", "no_residual_overfits"),
     ("ex4", "The residual connections are an extra part of the network's capacity.", "residual_adds_capacity"),
     ("ex4", "Without the skip connections the six blocks are just a weaker, smaller model.", "residual_adds_capacity"),
+    ("ex4", "Without them the blocks are just a weaker and smaller model.", "residual_adds_capacity"),
+    ("ex4", "The residual connections are part of the network's capacity, so removing them leaves a weaker model.",
+     "residual_adds_capacity"),
+    ("ex4", "Residuals increase the model's capacity, which is why the model without them stays at U.",
+     "residual_adds_capacity"),
+    ("ex4", "The residual connections are a second set of weights that the model can use.", "residual_adds_capacity"),
+    ("ex4", "Without the skip connections the gradient gets multiplied by every layer's weights and ends up enormous "
+            "at the first block.", "no_residual_gradients_explode"),
+    ("ex4", "Removing the residuals causes gradient explosion in the early layers.", "no_residual_gradients_explode"),
+    ("ex4", "Post-norm is more stable than pre-norm even if you skip the warm-up.", "postnorm_more_stable"),
+    ("ex4", "Post-norm is normally the steadier arrangement.", "postnorm_more_stable"),
     ("ex4", "Without residual connections the gradients explode as they go back through the six blocks.",
      "no_residual_gradients_explode"),
     ("ex4", "The reason is exploding gradients. Without the skip connections the gradient is multiplied by the weights "

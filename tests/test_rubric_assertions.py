@@ -58,6 +58,11 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     ("It is often said that more heads cost more.", "more heads cost more", "attributed"),
     ("Residuals are often said to fix exploding gradients.", "fix exploding gradients", "attributed"),
     ("More heads were claimed to cost more.", "cost more", "attributed"),
+    ("Residuals are often said to be a path for the gradient, and that is exactly what they are.", "a path",
+     "asserted"),  # endorsed
+    ("I expected the heads to run in turn, but they run together.", "run in turn", "doubted"),  # given up
+    ("I expected post-norm to fail, and it did.", "fail", "asserted"),  # an expectation kept
+    ("My teammate insisted that the heads run in turn.", "run in turn", "attributed"),
     ("Many assume the MLP mixes the tokens.", "the mlp mixes", "attributed"),
     ("One might think that 12 heads cost 12 times as much.", "12 heads cost", "attributed"),
     ("It is also tempting to think that 12 heads cost 12 times as much.", "12 heads cost", "attributed"),

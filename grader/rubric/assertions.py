@@ -222,6 +222,8 @@ def _frames(text: str, seg: tuple[int, int], next_seg: tuple[int, int] | None) -
     out = []
     for stance, pattern in cues.FRAMES:
         for m in pattern.finditer(text, *seg):
+            if m.groupdict().get("expected") and not cues.GIVEN_UP.search(text, m.end()):
+                continue  # an expectation the sentence does not give up is the student's claim
             end = seg[1]
             if stance == "framed" and re.match(r"contrary to (?:popular|common|what (?:many|most|some))", m.group(0)):
                 comma = text.find(",", m.end(), seg[1])

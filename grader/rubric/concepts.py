@@ -315,17 +315,22 @@ def _asserted_match(pattern: re.Pattern, text: str, found: tuple[Clause, ...]) -
                 return False
             blanked = text[:cue.start] + "q" * (cue.end - cue.start) + text[cue.end:]
             return not pattern.match(blanked, m.start())
-        if asserted(found, [(m.start(), m.end())], owned=owned) or _conditioned(found, m.start(), m.end(), owned):
+        if asserted(found, [(m.start(), m.end())], owned=owned) or _conditioned(text, found, m.start(), m.end(), owned):
             return True
     return False
 
 
-def _conditioned(found: tuple[Clause, ...], start: int, end: int, owned) -> bool:
+#: A condition that concedes rather than restricts: "post-norm is more stable *even if* you skip the warm-up".
+_CONCESSIVE = re.compile(r"\b(?:even if|even when|even though|whether or not|regardless)\b")
+
+
+def _conditioned(text: str, found: tuple[Clause, ...], start: int, end: int, owned) -> bool:
     """Whether the span lies in a condition or supposition and under no other cue: "post-norm is more stable *if
     you warm up*" restricts the claim to the correct sense ``unless`` names, as an asserted match would."""
     cues = [c for clause in found if clause.start < end and start < clause.end
             for c in clause.cues if not owned(c) and c.covers(start, end)]
-    return bool(cues) and all(c.stance == "supposed" for c in cues)
+    return bool(cues) and all(c.stance == "supposed" and not _CONCESSIVE.search(text[max(0, c.start - 12):c.end + 1])
+                              for c in cues)
 
 
 def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: list[Unit],
