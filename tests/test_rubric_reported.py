@@ -132,6 +132,14 @@ def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students(
     f"I asked ChatGPT. Its answer:\n\n<blockquote>\n{NO_RESIDUAL}\n\n{POST_NORM}\n</blockquote>",
     f"You said:\n\nexplain my runs\n\nChatGPT said:\n\n{NO_RESIDUAL}\n\n{POST_NORM}",  # ends on the chatbot
     f"Me: why?\n\nChatGPT: Good question.\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
+    # the third red team's: a bracketed or colon-less label, other openers
+    f"[ChatGPT]: {NO_RESIDUAL} {POST_NORM}",
+    f"**User**\n\nexplain my runs\n\n**ChatGPT**\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
+    f"I put the question to ChatGPT. The reply follows.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"I asked ChatGPT. This was its reply.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"ChatGPT helped me with this one. Its explanation, word for word:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f"I asked Perplexity. Below is what came out.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
+    f'ChatGPT replied: "{NO_RESIDUAL}\n\n{POST_NORM}"',  # a quote over two paragraphs
 ])
 def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     got, a = earned(text)
@@ -154,6 +162,7 @@ def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     f"I did not use ChatGPT for this part. It explains itself:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"I added a comment to model.py that explains it:\n\n```\n{NO_RESIDUAL}\n{POST_NORM}\n```",
     f"Friend: Why does it stay at U?\n\n{NO_RESIDUAL} {POST_NORM}\n\nMe: That is all.",
+    "GPT-4\n\n" + NO_RESIDUAL + "\n\n" + POST_NORM,  # a model named alone on a line is no chatbot's label
     # the honest neighbours of the third round, and a third red team's: "Prompt:" is also an assignment's question
     # or a shell's, the student's correction after a chatbot's short turn, an answer set against the chatbot's, and
     # an opening quotation mark never closed (a typo)

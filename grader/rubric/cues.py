@@ -275,13 +275,17 @@ SOURCE = re.compile(rf"\b{_SOURCE}")
 #: own line, as chatgpt.com copies a chat), "Claude 3.5 Sonnet:", "ChatGPT (GPT-4o):" (normalised). Not "Model:",
 #: "Answer:", "A:", the student's own "Me:" / "You said:", models that are the lesson's topic ("GPT-2:", "GPT:"), nor
 #: "Perplexity:" (a measure of a language model).
-OTHER_SPEAKER = re.compile(r"^((?:the |my )?(?:chat ?gpt|gpt-?[45][\w.-]*|o[134](?:-mini|-pro)?|meta ai|qwen[\w.-]*|"
+OTHER_SPEAKER = re.compile(r"^\[?((?:the |my )?(?:chat ?gpt|gpt-?[45][\w.-]*|o[134](?:-mini|-pro)?|meta ai|qwen[\w.-]*|"
                            r"claude|gemini|bard|copilot|bing|deepseek|mistral|grok|llama[\w.-]*|ai|a\.i\.|bot|"
                            r"chat ?bot|assistant|ai assistant|llm|friend|classmate|roommate)"
                            r"(?:[ -](?:\d[\w.-]*|advanced|pro|sonnet|opus|haiku|flash|ultra|turbo|mini|plus))*"
                            r"(?: \((?:gpt|claude|gemini|llama|mistral|sonnet|opus|o\d)[^)]{0,20}\))?)"
                            r"(?: (?:said|says|wrote|writes|replied|answered))?"
-                           r"\s*:(?:\s+|$)")  # group 1: the speaker
+                           r"\]?\s*:(?:\s+|$)")  # group 1: the speaker
+#: A chatbot's name alone on its line, as a transcript's label with no colon ("**ChatGPT**", "[Claude]"): only names
+#: that are nothing but a chatbot's (not "GPT-4", a model the lesson may name as a paragraph's title, nor "AI").
+OTHER_SPEAKER_ALONE = re.compile(r"^\[?((?:chat ?gpt|claude|gemini|bard|copilot|grok|deepseek|meta ai|qwen[\w.-]*|"
+                                 r"chat ?bot|ai assistant)(?: (?:said|says|wrote|replied|answered))?)\]?$")
 #: What gives up an expectation later in its sentence ("I expected X, *but* it diverged"): without it, "I expected
 #: post-norm to fail, and it did" stays the student's claim.
 GIVEN_UP = re.compile(r"\b(?:but|however|yet|instead|wrong|turned out|was not|were not|did not|proved)\b")
@@ -294,7 +298,7 @@ REPORTING = re.compile(r"\b(?:said|says|say|answered|answers|replied|replies|wro
 SPEAKER = re.compile(r"^([a-z][a-z.]*(?: [a-z][a-z.]*)?):\s+")
 #: The label of a turn of the student's own or of a person in a transcript: "Me:", "You said:", "User:", "Q:".
 PERSON = re.compile(r"^(?:me|i|you|user|student|human|myself|q|question|prompt|the student)(?: (?:said|asked|wrote))?"
-                    r"\s*:(?:\s+|$)")
+                    r"\s*:(?:\s+|$)|^(?:user|you|human)(?: (?:said|asked|wrote))?$")
 #: A line that names a chatbot as where the answer came from: "(Source: ChatGPT, copied.)", "Generated with Claude."
 DECLARED = re.compile(r"^\(?\s*(?:sources?|credits?|generated (?:by|with)|written (?:by|with)|produced (?:by|with)|"
                       r"(?:copied|taken) from)\s*:?\s*(?:chat ?gpt|gpt-?[45][\w.-]*|claude|gemini|copilot|grok|"

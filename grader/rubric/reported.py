@@ -31,8 +31,9 @@ _SPEAKS = re.compile(rf"{cues.SOURCE.pattern}(?:\s+\S+){{0,4}}?\s+(?:said|says|a
 #: The source's own pronoun in a sentence that opens its quote ("Its answer:", "This is what it wrote:"), after a
 #: or in a sentence that asked the source ("I asked ChatGPT."; not "I did not use ChatGPT.", "I never asked it").
 _ITS = re.compile(r"\b(?:it|its)\b")
-_ASKED = re.compile(rf"(?<!never )(?<!not )\b(?:asked|used|consulted|tried|queried|prompted)\b(?:\s+\S+){{0,3}}?\s+"
-                    rf"{cues.SOURCE.pattern}")
+_ASKED = re.compile(rf"(?<!never )(?<!not )\b(?:asked|used|consulted|tried|queried|prompted|put (?:the|my|this|that) "
+                    rf"(?:question|prompt) to)\b(?:\s+\S+){{0,3}}?\s+(?:{cues.SOURCE.pattern}|\b(?:perplexity|le chat)\b)|"
+                    rf"{cues.SOURCE.pattern} helped (?:me|us)\b")
 #: A friend's or a classmate's turn: a person asking, whose turn is only its own paragraph.
 _PERSON_SOURCE = re.compile(r"(?:the |my )?(?:friend|classmate|roommate)\b")
 #: The student speaking after a chatbot's turn: the first person, or the chatbot's answer judged ("That is wrong.",
@@ -40,7 +41,8 @@ _PERSON_SOURCE = re.compile(r"(?:the |my )?(?:friend|classmate|roommate)\b")
 _STUDENTS_VOICE = re.compile(r"\b(?:i|i'm|i've|my|me|mine|myself|wrong|incorrect|misleading|vague)\b|"
                              r"^(?:no|nope|actually|not quite|not really|nonsense)\b")
 #: A sentence ending in a full stop that introduces what follows: "Below is what came out.", "Here is its answer."
-_INTRODUCES = re.compile(r"\b(?:below|following|here is|here's|here are|this is what|as follows|underneath)\b")
+_INTRODUCES = re.compile(r"\b(?:below|following|follows|here is|here's|here are|this is what|this was|this is its|"
+                         r"as follows|underneath)\b")
 #: What the source gave, in a sentence after one that asked it: "Below is what came out.", "Here is the output:".
 _OUTCOME = re.compile(r"\bwhat (?:came out|came back|i got(?: back)?|we got(?: back)?|was returned)\b|"
                       r"\bits (?:result|output|reply|response|answer|explanation)\b|\bthe (?:reply|output) follows\b")
@@ -82,7 +84,7 @@ def reported(units_: list[Unit]) -> list[bool]:
         if i == 0 or u.section != units_[i - 1].section:
             close_section()
             turn, pending, headed, current, person, answering = None, [], False, False, False, False
-        other = cues.OTHER_SPEAKER.match(u.norm)
+        other = cues.OTHER_SPEAKER.match(u.norm) or cues.OTHER_SPEAKER_ALONE.match(u.norm)
         label = other or cues.SPEAKER.match(u.norm) or cues.PERSON.match(u.norm)
         if label:
             speaker = (label.group(1) if label.groups() else label.group(0)).strip().rstrip(":").strip()
