@@ -139,6 +139,8 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     ("ex4", "Residuals increase the model's capacity, which is why the model without them stays at U.",
      "residual_adds_capacity"),
     ("ex4", "The residual connections are a second set of weights that the model can use.", "residual_adds_capacity"),
+    ("ex4", "There's a second reason the no-residual model is worse: the skip connections add extra capacity to the "
+            "network.", "residual_adds_capacity"),  # "no-residual" is no mention of the residuals that has the property
     ("ex4", "Without the skip connections the gradient gets multiplied by every layer's weights and ends up enormous "
             "at the first block.", "no_residual_gradients_explode"),
     ("ex4", "Removing the residuals causes gradient explosion in the early layers.", "no_residual_gradients_explode"),
