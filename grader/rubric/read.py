@@ -5,6 +5,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from . import cues
+
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
@@ -90,8 +92,8 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
             current.append(" ; ".join(c.strip() for c in line.strip().strip("|").split("|")))
             flush()
             continue
-        if len(current) == 1 and _title_line(current[0], line):
-            flush()
+        if len(current) == 1 and _title_line(current[0], line) or current and _turn_label(line):
+            flush()  # a title line above its paragraph; a transcript's turn on a line of its own ("ChatGPT: ...")
         current.append(line)
         quoted = quoted or in_html_quote
         if in_html_quote and closes:
@@ -99,6 +101,18 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
             in_html_quote = False
     flush()
     return out, headings
+
+
+def _turn_label(line: str) -> bool:
+    """Whether a line opens with a speaker's label of a chat (:data:`.cues.OTHER_SPEAKER`, :data:`_CHAT_PERSON`:
+    "ChatGPT: ...", "Me: ..."): a turn, even on the next line of the same paragraph."""
+    norm = normalise(_strip_inline(line))
+    return bool(cues.OTHER_SPEAKER.match(norm) or _CHAT_PERSON.match(norm))
+
+
+#: A person's label in a chat with a chatbot ("Me:", "You said:", "User:"); a tutor's dialogue ("Student: Yes.") keeps
+#: its lines in one paragraph, where a question and its answer are read together.
+_CHAT_PERSON = re.compile(r"(?:me|you|user|human)(?: (?:said|asked|wrote))?\s*:")
 
 
 _HTML_QUOTE_OPEN = re.compile(r"<blockquote\b[^>]*>", re.I)
