@@ -141,6 +141,7 @@ def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students(
     f"I asked Perplexity. Below is what came out.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f'ChatGPT replied: "{NO_RESIDUAL}\n\n{POST_NORM}"',  # a quote over two paragraphs
     f"Me: explain my runs\nChatGPT: {NO_RESIDUAL}\n{POST_NORM}",  # turns on lines of one paragraph
+    f"#### You:\n\nexplain my runs\n\n#### ChatGPT:\n\n{NO_RESIDUAL}\n\n{POST_NORM}",  # turns set as headings
 ])
 def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     got, a = earned(text)

@@ -72,6 +72,9 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
             in_html_quote = False
             continue
         heading = _HEADING.match(line)
+        if heading and _turn_label(heading.group(1) + " "):  # "#### ChatGPT:": a chat's turn set as a heading
+            flush()
+            line, heading = heading.group(1), None
         nxt = raw_lines[i + 1] if i + 1 < len(raw_lines) else ""
         if heading or (line.strip() and _SETEXT.match(nxt) and not _BULLET.match(line) and not current):
             flush()
