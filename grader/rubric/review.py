@@ -206,7 +206,8 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
     lost = [k for k, r in a.lines.items() if r.reported_only]  # points said only in those words
     if said and (lost or sum(len(u.norm.split()) for u in said) >= REPORTED_SHARE * n_words):
         own[f"reported: {len(said)} sentence{'s' if len(said) > 1 else ''} ("
-            f"{sum(len(u.norm.split()) for u in said) / n_words:.0%} of the words) are a chatbot's or another "
+            f"{sum(len(u.norm.split()) for u in said) / n_words:.0%} of the words) {'are' if len(said) > 1 else 'is'} "
+            f"a chatbot's or another "
             f"person's words that the answer reports (a transcript turn or a quote), and earn nothing: "
             f"\"{said[0].display}\""] = PENALTY["reported"]
     declared = next((u.display for u in units_ if cues.DECLARED.match(u.norm)), "")
