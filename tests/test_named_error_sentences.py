@@ -98,6 +98,11 @@ def test_errors_are_named_and_never_by_another_name(judged):
             "learn."),
     ("ex4", "Residual connections bring more weights into the training, because the gradient finally reaches the first "
             "blocks."),
+    # the run at U, then another run's overfitting, a denial, or letter counts learnt (the unigram level itself)
+    ("ex4", "The no-residual model sits at roughly U. The pre-norm model overfits a little after step 300."),
+    ("ex4", "The no-residual model ends at 3.31, about U. It does not overfit: the train loss is 3.31 too."),
+    ("ex4", "The no-residual model ends at 3.31, near U. I think it also overfits: it memorises the letter counts of the "
+            "train text."),
     ("ex4", "Without residuals the model is effectively a smaller network, because its deep layers never train."),
     ("ex4", "In principle post-norm is the more stable arrangement only if you warm up."),
     ("ex4", "Post-norm is generally more stable in the forward pass: each block's output is normalised."),
@@ -146,6 +151,8 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     ("ex4", "Removing the residuals causes gradient explosion in the early layers.", "no_residual_gradients_explode"),
     ("ex4", "Post-norm is more stable than pre-norm even if you skip the warm-up.", "postnorm_more_stable"),
     ("ex4", "Post-norm is normally the steadier arrangement.", "postnorm_more_stable"),
+    ("ex4", "My no-residual model got to 3.31, roughly U. What happens is that the model memorises the training windows "
+            "it sees instead of learning general patterns.", "no_residual_overfits"),
     ("ex4", "Without residual connections the gradients explode as they go back through the six blocks.",
      "no_residual_gradients_explode"),
     ("ex4", "The reason is exploding gradients. Without the skip connections the gradient is multiplied by the weights "
