@@ -98,6 +98,8 @@ def test_errors_are_named_and_never_by_another_name(judged):
             "learn."),
     ("ex4", "Residual connections bring more weights into the training, because the gradient finally reaches the first "
             "blocks."),
+    ("ex4", "Unlike post-norm, pre-norm is the more stable of the two."),
+    ("ex4", "As for post-norm, when it is set up with warm-up it is the more stable of the two."),
     # the run at U, then another run's overfitting, a denial, or letter counts learnt (the unigram level itself)
     ("ex4", "The no-residual model sits at roughly U. The pre-norm model overfits a little after step 300."),
     ("ex4", "The no-residual model ends at 3.31, about U. It does not overfit: the train loss is 3.31 too."),
@@ -151,6 +153,8 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     ("ex4", "Removing the residuals causes gradient explosion in the early layers.", "no_residual_gradients_explode"),
     ("ex4", "Post-norm is more stable than pre-norm even if you skip the warm-up.", "postnorm_more_stable"),
     ("ex4", "Post-norm is normally the steadier arrangement.", "postnorm_more_stable"),
+    ("ex4", "To be fair to post-norm, once it is past this start it is the more stable of the two designs, because "
+            "every layer's output is held at a fixed scale.", "postnorm_more_stable"),  # "of the two": in general
     ("ex4", "My no-residual model got to 3.31, roughly U. What happens is that the model memorises the training windows "
             "it sees instead of learning general patterns.", "no_residual_overfits"),
     ("ex4", "Without residual connections the gradients explode as they go back through the six blocks.",
