@@ -50,8 +50,8 @@ ADVERSARIAL_MAX = 3.0
 ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, "heldout4_ex4": 0.75, "heldout5": 0.25,
                       "heldout5_ex4": 0.5, "heldout6_ex4": 0.6, "heldout7_ex4": 0.6,
                       "heldout8_ex4": 0.4, "heldout9_ex4": 0.8}
-# measured there: 10 of 12, 5 of 5, 9 of 12, 3 of 4, 5 of 10, 2 of 4, 3 of 5, 4 of 5, 3 of 5, 5 of 5 (heldout5 3 of
-# 10 and heldout8_ex4 2 of 5 before the foreign line labels and the exploding-gradient error; never tuned on)
+# measured there: 10 of 12, 5 of 5, 9 of 12, 3 of 4, 5 of 10, 2 of 4, 4 of 5, 4 of 5, 4 of 5, 5 of 5 (heldout5 3 of
+# 10, heldout6_ex4 3 of 5 and heldout8_ex4 2 of 5 at the start of 2026-12-06's fourth session; never tuned on)
 #: Adversarial kinds of a set of which fewer than half are caught (measured; the README says which): each is an
 #: xfail that turns into a failure once they are caught, so that this table is then updated.
 #: heldout4's confident errors left this table on 2026-12-06: a wording of layer norm across the tokens, added for the
@@ -59,7 +59,8 @@ ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, 
 #: on 2026-12-06 too: lines labelled by foreign words and a title line with a number, added for two dev-split
 #: training plans, flag two more of its genre frames (3 of 6; measured, never tuned on).
 #: heldout8_ex4's confident errors left it the same day: exercise 4's named error "without residuals the gradients
-#: explode", added for five dev answers that say so, names one more of them (3 of 5; measured, never tuned on).
+#: explode", added for five dev answers that say so, names one more of them (3 of 5; 4 of 5 after post-norm "the
+#: more stable of the two" was named; measured, never tuned on).
 KNOWN_MISSED = {("heldout3", "confident_error"), ("heldout4_ex4", "confident_error"),
                 ("heldout5_ex4", "nonsense")}
 
