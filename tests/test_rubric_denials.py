@@ -37,6 +37,8 @@ def test_pieces_around_a_denied_statement_of_the_concept_earn_nothing(text, line
 @pytest.mark.parametrize("r, text, line", [
     (R1, "In attention, the heads do not run one after another but in parallel.", "heads_parallel"),
     (R4, "Without residuals, every block must carry the whole signal.", "whole_signal"),
+    (R4, "Without residuals, each block must take the whole thing over, carry all of it and hand all of it on.",
+     "whole_signal"),  # a fifth-round dev answer's wording
     # a negated clause inside the span that says nothing of the concept
     (R4, "Post-norm, which does not change the forward pass much, puts a layer norm in the gradient's way.",
      "postnorm_in_gradient_path"),
