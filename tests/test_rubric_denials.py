@@ -29,6 +29,8 @@ def norms(text):
      "pass untouched.", "postnorm_in_gradient_path"),
     ("The residual connections are not what lets the gradient reach the first block; the additions carry nothing "
      "special backwards, and the gradient at the first block is no different with or without them.", "gradient_path"),
+    ("In post-norm the gradient goes through every block's norm and weights, so it is tiny by the time it reaches the "
+     "first blocks.", "gradient_path"),  # post-norm's norms: another line
 ])
 def test_pieces_around_a_denied_statement_of_the_concept_earn_nothing(text, line):
     assert line not in earned(R4, text)
@@ -39,6 +41,9 @@ def test_pieces_around_a_denied_statement_of_the_concept_earn_nothing(text, line
     (R4, "Without residuals, every block must carry the whole signal.", "whole_signal"),
     (R4, "Without residuals, each block must take the whole thing over, carry all of it and hand all of it on.",
      "whole_signal"),  # a fifth-round dev answer's wording
+    (R4, "Once the addition is gone, the gradient that should tell the early blocks what to keep has to go back "
+         "through every block's weights instead of along the additions, so it is tiny by the time it gets there.",
+     "gradient_path"),  # the route without the residuals, said with "instead of"
     # a negated clause inside the span that says nothing of the concept
     (R4, "Post-norm, which does not change the forward pass much, puts a layer norm in the gradient's way.",
      "postnorm_in_gradient_path"),
