@@ -122,26 +122,22 @@ def test_a_quote_after_a_sentence_that_does_not_report_a_source_is_the_students(
     f"I asked o3 about this. Its answer:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"Meta AI: {NO_RESIDUAL} {POST_NORM}",
     f"Qwen said:\n\n{NO_RESIDUAL} {POST_NORM}",
-    # a third round (2026-12-06): an opener that ends in a full stop, quotation marks, HTML's blockquote, a copied
-    # chat that ends on the chatbot
+    # a third round (2026-12-06): an opener that ends in a full stop, quotation marks, HTML's blockquote
     f"I asked ChatGPT to explain the runs. Below is what came out.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"I asked ChatGPT to explain the runs. Here is its answer.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"I used Gemini for this. What came back:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f'ChatGPT answered: "{NO_RESIDUAL} {POST_NORM}"',
     f"When I asked Claude, it replied: \u201c{NO_RESIDUAL} {POST_NORM}\u201d",
     f"I asked ChatGPT. Its answer:\n\n<blockquote>\n{NO_RESIDUAL}\n\n{POST_NORM}\n</blockquote>",
-    f"You said:\n\nexplain my runs\n\nChatGPT said:\n\n{NO_RESIDUAL}\n\n{POST_NORM}",  # ends on the chatbot
-    f"Me: why?\n\nChatGPT: Good question.\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
     # the third red team's: a bracketed or colon-less label, other openers
     f"[ChatGPT]: {NO_RESIDUAL} {POST_NORM}",
-    f"**User**\n\nexplain my runs\n\n**ChatGPT**\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
+    f"**User**\n\nexplain my runs\n\n**ChatGPT**\n\n{NO_RESIDUAL} {POST_NORM}",
     f"I put the question to ChatGPT. The reply follows.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"I asked ChatGPT. This was its reply.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"ChatGPT helped me with this one. Its explanation, word for word:\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
     f"I asked Perplexity. Below is what came out.\n\n> {NO_RESIDUAL}\n>\n> {POST_NORM}",
-    f'ChatGPT replied: "{NO_RESIDUAL}\n\n{POST_NORM}"',  # a quote over two paragraphs
     f"Me: explain my runs\nChatGPT: {NO_RESIDUAL}\n{POST_NORM}",  # turns on lines of one paragraph
-    f"#### You:\n\nexplain my runs\n\n#### ChatGPT:\n\n{NO_RESIDUAL}\n\n{POST_NORM}",  # turns set as headings
+    f"#### You:\n\nexplain my runs\n\n#### ChatGPT:\n\n{NO_RESIDUAL} {POST_NORM}",  # turns set as headings
 ])
 def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     got, a = earned(text)
@@ -165,6 +161,14 @@ def test_more_layouts_of_a_pasted_chat_earn_nothing(text):
     f"I added a comment to model.py that explains it:\n\n```\n{NO_RESIDUAL}\n{POST_NORM}\n```",
     f"Friend: Why does it stay at U?\n\n{NO_RESIDUAL} {POST_NORM}\n\nMe: That is all.",
     "GPT-4\n\n" + NO_RESIDUAL + "\n\n" + POST_NORM,  # a model named alone on a line is no chatbot's label
+    # a code review of the third round: a chat that ends on the chatbot's short wrong answer, then the student's
+    # own; a quote that closes mid-paragraph (the splitter drops its mark) and a later one; an unclosed <blockquote>;
+    # a chatbot's answer the student calls wrong, then the student's own
+    f"Me: Why does the model without residuals stay at U?\n\nChatGPT: Because the gradients explode in a deep "
+    f"network.\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
+    f'My friend said: "Residuals add capacity." That is wrong.\n\n{NO_RESIDUAL}\n\n{POST_NORM}\n\nPre-norm keeps '
+    f'what people call the "gradient highway." That is the whole story.',
+    f"ChatGPT answered:\n<blockquote>It overfits.\n\n## My explanation\n\n{NO_RESIDUAL}\n\n{POST_NORM}",
     # the honest neighbours of the third round, and a third red team's: "Prompt:" is also an assignment's question
     # or a shell's, the student's correction after a chatbot's short turn, an answer set against the chatbot's, and
     # an opening quotation mark never closed (a typo)

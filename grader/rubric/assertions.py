@@ -224,6 +224,8 @@ def _frames(text: str, seg: tuple[int, int], next_seg: tuple[int, int] | None) -
         for m in pattern.finditer(text, *seg):
             if m.groupdict().get("expected") and not cues.GIVEN_UP.search(text, m.end()):
                 continue  # an expectation the sentence does not give up is the student's claim
+            if m.groupdict().get("said_to") and cues.ENDORSED.search(text, m.end()):
+                continue  # "are often said to ..., and that is what they do": the student's claim too
             end = seg[1]
             if stance == "framed" and re.match(r"contrary to (?:popular|common|what (?:many|most|some))", m.group(0)):
                 comma = text.find(",", m.end(), seg[1])

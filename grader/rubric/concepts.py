@@ -305,17 +305,20 @@ def _denied_around(ev: Evidence, text: str, found: tuple[Clause, ...], combo, ow
     return False
 
 
-def _asserted_match(pattern: re.Pattern, text: str, found: tuple[Clause, ...]) -> bool:
+def _asserted_match(pattern: re.Pattern, text: str, found: tuple[Clause, ...], condition: bool = False) -> bool:
     """Whether ``pattern`` matches somewhere in ``text`` in an asserting clause (for ``unless``). A negation the
     pattern itself spells is its own, as for evidence (:func:`_owner`): "which is *not the same as* causal masking"
-    and "there is *no rule* saying ..." are asserted matches of patterns that say "not the same as", "no rule"."""
+    and "there is *no rule* saying ..." are asserted matches of patterns that say "not the same as", "no rule".
+    With ``condition`` (a misconception's own correct senses), a match inside a condition counts too
+    (:func:`_conditioned`)."""
     for m in pattern.finditer(text):
         def owned(cue: Cue, m: re.Match = m) -> bool:
             if cue.stance != "negated" or not (m.start() <= cue.start and cue.end <= m.end()):
                 return False
             blanked = text[:cue.start] + "q" * (cue.end - cue.start) + text[cue.end:]
             return not pattern.match(blanked, m.start())
-        if asserted(found, [(m.start(), m.end())], owned=owned) or _conditioned(text, found, m.start(), m.end(), owned):
+        if asserted(found, [(m.start(), m.end())], owned=owned) \
+                or condition and _conditioned(text, found, m.start(), m.end(), owned):
             return True
     return False
 
@@ -327,10 +330,10 @@ _CONCESSIVE = re.compile(r"\b(?:even if|even when|even though|whether or not|reg
 def _conditioned(text: str, found: tuple[Clause, ...], start: int, end: int, owned) -> bool:
     """Whether the span lies in a condition or supposition and under no other cue: "post-norm is more stable *if
     you warm up*" restricts the claim to the correct sense ``unless`` names, as an asserted match would."""
-    cues = [c for clause in found if clause.start < end and start < clause.end
-            for c in clause.cues if not owned(c) and c.covers(start, end)]
-    return bool(cues) and all(c.stance == "supposed" and not _CONCESSIVE.search(text[max(0, c.start - 12):c.end + 1])
-                              for c in cues)
+    covering = [c for clause in found if clause.start < end and start < clause.end
+                for c in clause.cues if not owned(c) and c.covers(start, end)]
+    return bool(covering) and all(c.stance == "supposed"
+                                  and not _CONCESSIVE.search(text[max(0, c.start - 12):c.end + 1]) for c in covering)
 
 
 def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: list[Unit],
@@ -419,7 +422,7 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
         if not all(per_pattern):
             continue
         found = _clauses(scope, norms, units_, index, retractions)
-        if any(_asserted_match(p, text, found) for p in ev.unless):
+        if any(_asserted_match(p, text, found, p in ev.common_unless) for p in ev.unless):
             continue
         for combo in _combinations(per_pattern):
             if _overlap(combo):

@@ -60,8 +60,8 @@ _SOURCE = (r"(?:(?:my|an?|one|an?other|some) (?:(?:good|best|old|older|younger) 
            r"\bsomeone on (?:reddit|twitter|youtube|stack overflow|the internet|a forum)\b)")
 FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for stance, p in (
     ("framed", r"\b(?:a|one|the|another) (?:very )?(?:common |popular |frequent |widespread |classic |typical |"
-               r"usual |first )?(?:misconception|myth|mistake|error|fallacy|misunderstanding|confusion|trap|pitfall|"
-               r"guess|assumption|expectation)"
+               r"usual )?(?:misconception|myth|mistake|error|fallacy|misunderstanding|confusion|trap|pitfall|(?<=common )"
+               r"guess|(?<=common )assumption|(?<=popular )guess|(?<=first )guess)"
                r"s? (?:is|are|was)\b(?: that\b| to think\b)?"),
     ("framed", r"\b(?:it|this) is (?:a |an )?(?:common |popular |widespread )?(?:myth|misconception|mistake|"
                r"error|fallacy) (?:that|to (?:think|say|believe))\b"),
@@ -89,8 +89,9 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
     ("doubted", r"\bnext (?:you will|you'll|they will|they'll) (?:tell|say to) (?:me|us)\b(?: that\b)?"),
     # an expectation the sentence then gives up, or a guess made before the runs: "I expected post-norm to be the
     # more stable, but it diverged", "my guess before running it was that ..."
-    ("doubted", rf"(?P<expected>\b{_I} (?:had )?(?:expected|assumed|guessed|predicted|thought|was sure)\b(?: that\b)?)|"
-                r"\bmy (?:first |initial |original )?guess (?:before \w+(?: \w+)? )?(?:was|had been) (?:that\b)?"),
+    ("doubted", rf"(?P<expected>(?<!\bas )\b{_I} (?:had )?(?:expected|assumed|guessed|predicted|thought|was sure)\b"
+                r"(?! about\b| of\b)(?: that\b)?|\bmy (?:first |initial |original )?guess (?:was|had been) (?:that\b)?)|"
+                r"\bmy (?:first |initial |original )?guess before \w+(?: \w+)? (?:was|had been) (?:that\b)?"),
     # only a beginner would say: the speaker calls the claim naive
     ("framed", r"\bonly (?:a |an |the )?(?:beginner|novice|fool|amateur|newcomer|layman|layperson|child|idiot)s? "
                r"(?:would|could|might|will)? ?(?:say|says|think|thinks|believe|believes|claim|claims|assume|assumes)\b"
@@ -115,9 +116,8 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
     ("attributed", r"\bit (?:is|was|has been|gets) (?:also )?(?:often |commonly |sometimes |widely |frequently |usually )?"
                    r"(?:said|claimed|believed|thought|assumed|argued|suggested|rumou?red|reported)\b(?: that\b)?"),
     ("attributed", r"\b(?:is|are|was|were) (?:also )?(?:often |commonly |sometimes |widely |frequently |usually |generally )?"
-                   r"(?:said|claimed|rumou?red|reported|alleged) to\b(?!.*\band (?:that|this|it|they) (?:is|are|does|do|"
-                   r"did) (?:exactly |indeed |just )?(?:what|so|true|right|correct)\b|.*\b(?:and|which) (?:it|they) "
-                   r"(?:does|do|did|is|are)\b)"),  # "residuals are often said to fix ...", not "... and that is what they do"
+                   r"(?P<said_to>(?:said|claimed|rumou?red|reported|alleged) to)\b"),  # "residuals are often said to
+    # fix ...": another's claim, unless the sentence endorses it (ENDORSED)
     ("attributed", r"\b(?:apparently|supposedly|allegedly|reportedly|purportedly|rumou?r has it|so they say|so i am told|"
                    r"i (?:have )?heard|i read somewhere|(?<=, )(?:we|i) (?:are|am|were|was) told(?=,))\b(?: that\b)?"),
     ("attributed", rf"\b{_SOURCE}{_OFTEN} (?:{_SAY}|told me|tells me|told us|tells us|said to me|explained to me|added|"
@@ -288,7 +288,12 @@ OTHER_SPEAKER_ALONE = re.compile(r"^\[?((?:chat ?gpt|claude|gemini|bard|copilot|
                                  r"chat ?bot|ai assistant)(?: (?:said|says|wrote|replied|answered))?)\]?$")
 #: What gives up an expectation later in its sentence ("I expected X, *but* it diverged"): without it, "I expected
 #: post-norm to fail, and it did" stays the student's claim.
-GIVEN_UP = re.compile(r"\b(?:but|however|yet|instead|wrong|turned out|was not|were not|did not|proved)\b")
+GIVEN_UP = re.compile(r"[,;]\s*(?:but|however|yet|instead)\b|\b(?:proved (?:me|it|that|us) wrong|turned out (?:to be )?"
+                      r"(?:wrong|otherwise|false)|i was wrong|we were wrong|was not the case)\b")
+#: The student endorsing what "X is said to ..." reports: "... and that is exactly what they do", "..., which it
+#: does" (not "..., which they do not").
+ENDORSED = re.compile(r"(?:\b(?:and|which|as)|[;:]) (?:that|this|it|they) (?:is|are|does|do|did)\b(?! not\b| wrong\b)"
+                      r"(?: (?:exactly|indeed|just))?(?: (?:what|so|true|right|correct)\b)?(?![^.]*\b(?:not|wrong)\b)")
 #: Words that say a source answered: the sentence that opens a quote ("This is what it answered:").
 REPORTING = re.compile(r"\b(?:said|says|say|answered|answers|replied|replies|wrote|writes|told|tells|responded|"
                        r"responds|gave|gives|printed|generated|produced|came back with|suggested|explained|explains|"

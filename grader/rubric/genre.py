@@ -76,7 +76,7 @@ CONVENTIONS: dict[str, re.Pattern] = {k: re.compile(v, re.I | re.M) for k, v in 
                             r"\b(?:lol|lmao|omg|tbh|ngl|brb|ur)\b",
     "a story's formulas": r"\b(?:once upon a time|happily ever after|long,? long ago|in a (?:land|kingdom) far)\b|"
                           r"^\W*the end\W*$",
-    "a formal document's layout": r"^(?-i:" + _NOT_DOMAIN + r"[A-Z][A-Z'’&]{2,}(?:[ \t:#—–-]+[A-Z0-9'’&#.]+){1,})"
+    "a formal document's layout": r"^(?-i:" + _NOT_DOMAIN + r"[A-Z][A-Z'’&]{2,}(?:[ \t:#—–-]+[A-Z0-9'’&.]+)++)"
                                   r"[^\na-z(]*(?:\([^)\n]*\)[^\na-z]*)?$|^\W*(?:clause|section|article|schedule|annex) \d",
     "a model part speaking or spoken to": r"\b(?:i am|i'm|i was|i've been|i work as|i serve as) (?:an?|the|one|your) "
                                           r"(?:[\w-]+ )?(?:attention head|head|layer|block|model|mlp|token|neuron|"
@@ -172,7 +172,9 @@ def _foreign_title(line: str) -> bool:
     """Whether a title line has a content word foreign to the lesson ("WEEK 3 — HEAD DAY",
     "FOR IMMEDIATE RELEASE"; not "RUN 2: NO RESIDUALS (3.291)" nor "WHY POST-NORM FAILS", a report's own titles);
     "Clause 2." and "Section 7.3" count whatever follows."""
-    content = [w for w in re.findall(r"[^\W\d_]+", line.casefold()) if w not in FUNCTION_WORDS and len(w) > 1]
+    content = [w for w in re.findall(r"[^\W\d_][\w-]*", line.casefold())
+               if w not in FUNCTION_WORDS and w not in ("vs", "versus") and len(w) > 1
+               and not any(c.isdigit() for c in w)]
     vocabulary = lesson_words()
     if not content or re.match(r"^\W*(?:clause|section|article|schedule|annex) \d", line, re.I):
         return True

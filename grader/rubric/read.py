@@ -63,16 +63,16 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
             quoted = True
             flush()
             continue
-        if _HTML_QUOTE_OPEN.search(line):
+        if _HTML_QUOTE_OPEN.search(line) and _closed_later(raw_lines, i):
             flush()
-            in_html_quote = True
+            in_html_quote = True  # an opening tag never closed (before a heading) sets nothing apart
         closes = bool(_HTML_QUOTE_CLOSE.search(line))
         if in_html_quote and closes and not _HTML_QUOTE_CLOSE.sub("", _HTML_QUOTE_OPEN.sub("", line)).strip():
             flush()  # a line with only the closing tag
             in_html_quote = False
             continue
         heading = _HEADING.match(line)
-        if heading and _turn_label(heading.group(1) + " "):  # "#### ChatGPT:": a chat's turn set as a heading
+        if heading and _turn_label(heading.group(1)):  # "#### ChatGPT:": a chat's turn set as a heading
             flush()
             line, heading = heading.group(1), None
         nxt = raw_lines[i + 1] if i + 1 < len(raw_lines) else ""
@@ -109,8 +109,21 @@ def blocks(markdown: str) -> tuple[list[Block], list[str]]:
 def _turn_label(line: str) -> bool:
     """Whether a line opens with a speaker's label of a chat (:data:`.cues.OTHER_SPEAKER`, :data:`_CHAT_PERSON`:
     "ChatGPT: ...", "Me: ..."): a turn, even on the next line of the same paragraph."""
+    head = line.lstrip(" \t>*_#[")[:40]
+    if ":" not in head and len(line) > 40:  # a label ends with a colon early, or is a short line of its own
+        return False
     norm = normalise(_strip_inline(line))
-    return bool(cues.OTHER_SPEAKER.match(norm) or _CHAT_PERSON.match(norm))
+    return bool(cues.OTHER_SPEAKER.match(norm) or cues.OTHER_SPEAKER_ALONE.match(norm) or _CHAT_PERSON.match(norm))
+
+
+def _closed_later(lines: list[str], i: int) -> bool:
+    """Whether the ``<blockquote>`` opened on line ``i`` is closed before the next heading or the end."""
+    for line in lines[i:]:
+        if _HTML_QUOTE_CLOSE.search(line):
+            return True
+        if _HEADING.match(line) and line is not lines[i]:
+            return False
+    return False
 
 
 #: A person's label in a chat with a chatbot ("Me:", "You said:", "User:"); a tutor's dialogue ("Student: Yes.") keeps

@@ -22,7 +22,7 @@ _NOT_A_SOURCES_ANSWER = re.compile(
     r"\b(?:i|we) (?:\w+ )?(?:told|tell|gave|give|wrote|write|said|say|answered|explained|replied|added)\b|"
     r"\bmy (?:own|answer|explanation|reply|words|version|comment|\w+ paragraph)\b|\bmine\b|\bfrom me\b|\bet al\b|"
     r"\(\d{4}\)|\b(?:paper|lecture|lesson|slides|textbook|book|article)\b|"
-    r"\b(?:corrected|correct version|settled on|came up with|did not help|was no help|wrong|instead)\b")
+    r"\b(?:corrected|correct version|settled on|came up with|did not help|was no help)\b")
 #: The source as the speaker of the quote: "ChatGPT answered:", "this is what the assistant wrote:" (a few words
 #: between), or the source's answer: "ChatGPT's answer:".
 _SPEAKS = re.compile(rf"{cues.SOURCE.pattern}(?:\s+\S+){{0,4}}?\s+(?:said|says|answered|answers|replied|replies|wrote|"
@@ -36,10 +36,6 @@ _ASKED = re.compile(rf"(?<!never )(?<!not )\b(?:asked|used|consulted|tried|queri
                     rf"{cues.SOURCE.pattern} helped (?:me|us)\b")
 #: A friend's or a classmate's turn: a person asking, whose turn is only its own paragraph.
 _PERSON_SOURCE = re.compile(r"(?:the |my )?(?:friend|classmate|roommate)\b")
-#: The student speaking after a chatbot's turn: the first person, or the chatbot's answer judged ("That is wrong.",
-#: "Actually no.", "This answer is too vague").
-_STUDENTS_VOICE = re.compile(r"\b(?:i|i'm|i've|my|me|mine|myself|wrong|incorrect|misleading|vague)\b|"
-                             r"^(?:no|nope|actually|not quite|not really|nonsense)\b")
 #: A sentence ending in a full stop that introduces what follows: "Below is what came out.", "Here is its answer."
 _INTRODUCES = re.compile(r"\b(?:below|following|follows|here is|here's|here are|this is what|this was|this is its|"
                          r"as follows|underneath)\b")
@@ -54,15 +50,16 @@ def reported(units_: list[Unit]) -> list[bool]:
     - A transcript turn whose label names a chatbot or a friend ("ChatGPT: ...", "**AI:** ...", "ChatGPT said:" on a
       line of its own), up to the next label: the rest of its paragraph, and the paragraphs after it in the same
       section when the next turn is a person's ("Me:", "You said:", another chatbot's) or when the label stood alone
-      on its line (it heads what follows, to the end of the section), and to the end of the section when it answers
-      a person's turn and no turn follows (a copied chat that ends on the chatbot). A label that names no speaker
-      ("Note:", "In short:") ends the turn and leaves the paragraphs before it to the student.
+      on its line (it heads what follows, to the end of the section). A label that names no speaker ("Note:", "In
+      short:") ends the turn and leaves the paragraphs before it to the student. A chat that ends on the chatbot
+      leaves the paragraphs after its last turn to the student: they are as often the student's own answer.
     - A blockquote ("> ...", or HTML's ``<blockquote>``) or a fence right after a sentence that has such a source
       speak and ends with ":" ("This is what ChatGPT answered:", "I asked ChatGPT. / Its answer:") or introduces
       what follows ("I asked ChatGPT. Below is what came out."): every quoted unit up to the first unquoted one; not
       a quote of the student's own words ("I told her:", "below is my own:") or of a paper.
     - The sentences inside quotation marks that such a sentence opens ('ChatGPT answered: "Each head ... They are
-      concatenated."'), up to the closing mark in the same section (with none, the open mark is a typo).
+      concatenated."'), up to the closing mark in the same paragraph (with none, the open mark is a typo, or closes
+      where the sentence splitter dropped it: the student keeps the words).
 
     The student's own turns ("Me:", "Student:", "A:") and a self-made "Q: / A:" stay theirs.
     """
@@ -71,19 +68,10 @@ def reported(units_: list[Unit]) -> list[bool]:
     pending: list[int] = []  # paragraphs after a chatbot's turn: its own if a person speaks next
     headed = False  # a chatbot's label stood alone on its line: the next paragraph is its
     current = False  # the paragraph under way is another speaker's
-    person = answering = False  # the open turn is a person's; the open chatbot turn answers a person's turn
-
-    def close_section():  # a chat that ends on the chatbot's reply to a person: the reply runs to the section's end,
-        # unless the paragraph after it is the student's voice ("That is wrong. ...", "I did not trust that, so ...")
-        if turn and turn[1] and answering and pending and not _STUDENTS_VOICE.search(units_[pending[0]].norm):
-            for j in pending:
-                out[j] = True
-
     for i, u in enumerate(units_):
         new_block = i == 0 or u.block != units_[i - 1].block
         if i == 0 or u.section != units_[i - 1].section:
-            close_section()
-            turn, pending, headed, current, person, answering = None, [], False, False, False, False
+            turn, pending, headed, current = None, [], False, False
         other = cues.OTHER_SPEAKER.match(u.norm) or cues.OTHER_SPEAKER_ALONE.match(u.norm)
         label = other or cues.SPEAKER.match(u.norm) or cues.PERSON.match(u.norm)
         if label:
@@ -92,8 +80,6 @@ def reported(units_: list[Unit]) -> list[bool]:
                 for j in pending:
                     out[j] = True
             bot = bool(other) and not _PERSON_SOURCE.match(speaker)
-            answering = bot and person
-            person = not other and bool(cues.PERSON.match(u.norm))
             turn, pending, current = (speaker, bot), [], bool(other)
             headed = bot and not u.norm[label.end():].strip()
         elif new_block:
@@ -103,7 +89,6 @@ def reported(units_: list[Unit]) -> list[bool]:
         elif pending and units_[pending[-1]].block == u.block:
             pending.append(i)
         out[i] = out[i] or current
-    close_section()
     for i, u in enumerate(units_):
         before = units_[i - 1].norm if i else ""
         if u.quoted or _NOT_A_SOURCES_ANSWER.search(u.norm) or not _source_speaks(u.norm, before):
@@ -116,7 +101,7 @@ def reported(units_: list[Unit]) -> list[bool]:
                 j += 1
         speaks = _SPEAKS.search(u.norm) or cues.OTHER_SPEAKER.match(u.norm) or _ASKED.search(u.norm)
         if u.norm.count('"', speaks.end() if speaks else 0) % 2:  # a quotation mark opened and not closed here
-            close = next((k for k in range(j, len(units_)) if units_[k].section == u.section
+            close = next((k for k in range(j, len(units_)) if units_[k].block == u.block
                           and units_[k].norm.count('"') % 2), None)
             if close is not None:  # the quoted sentences up to the closing mark (none found: a typo, not a quote)
                 for k in range(i, close + 1):

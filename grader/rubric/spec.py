@@ -56,6 +56,7 @@ class Evidence:
     sentences: int = 1
     unless: tuple[re.Pattern, ...] = ()
     unless_near: tuple[re.Pattern, ...] = ()
+    common_unless: tuple[re.Pattern, ...] = ()  # those of ``unless`` that are the misconception's own: also in a condition
     negatable: bool = True
     about: re.Pattern | None = None
     rivals: re.Pattern | None = None
@@ -202,12 +203,15 @@ def load(path: Path) -> Rubric:
             if "all" not in e:
                 raise RubricError(f"{path}: {w} has no 'all' list of patterns")
             within = e.get("within", "sentence")
+            if not isinstance(e.get("common_unless", True), bool):
+                raise RubricError(f"{path}: {w}: common_unless must be true or false")
+            common = tuple(compile_(p, w) for p in common_unless) if e.get("common_unless", True) else ()
             out.append(Evidence(
                 patterns=tuple(compile_(p, w) for p in e["all"]),
                 within=0 if within == "sentence" else int(within),
                 sentences=int(e.get("sentences", 1)),
-                unless=tuple(compile_(p, w) for p in (*e.get("unless", ()),
-                                                      *(common_unless if e.get("common_unless", True) else ()))),
+                unless=tuple(compile_(p, w) for p in e.get("unless", ())) + common,
+                common_unless=common,
                 unless_near=tuple(compile_(p, w) for p in e.get("unless_near", ())),
                 negatable=bool(e.get("negatable", True)),
                 about=compile_(e["about"], w) if "about" in e else None,
