@@ -99,6 +99,14 @@ def test_errors_are_named_and_never_by_another_name(judged):
     ("ex4", "Residual connections bring more weights into the training, because the gradient finally reaches the first "
             "blocks."),
     ("ex4", "Unlike post-norm, pre-norm is the more stable of the two."),
+    # a code review: exploding gradients that are not the problem or that people blame, an "it" that is pre-norm
+    ("ex4", "Exploding gradients are not the problem here. Without residuals each block's output replaces its input, so "
+            "every block must transform and pass on the whole signal."),
+    ("ex4", "People often blame exploding gradients. Without the skip connections every block must carry the whole "
+            "signal."),
+    ("ex4", "Pre-norm keeps a clean path; next to post-norm, it is the more stable of the two."),
+    ("ex4", "Pre-norm trains where post-norm, at the same learning rate, diverges, so it is the more stable of the two."),
+    (3, "In BERT the model cannot look ahead at the word it must predict, because that word is replaced by [MASK]."),
     ("ex4", "As for post-norm, when it is set up with warm-up it is the more stable of the two."),
     # the run at U, then another run's overfitting, a denial, or letter counts learnt (the unigram level itself)
     ("ex4", "The no-residual model sits at roughly U. The pre-norm model overfits a little after step 300."),

@@ -62,6 +62,12 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
      "asserted"),  # endorsed
     ("I expected the heads to run in turn, but they run together.", "run in turn", "doubted"),  # given up
     ("I expected post-norm to fail, and it did.", "fail", "asserted"),  # an expectation kept
+    ("As I expected, post-norm failed.", "failed", "asserted"),
+    ("I thought about why the loss stays at the unigram level: the first blocks did not learn.", "unigram level",
+     "asserted"),
+    ("My guess was that it stays at the unigram level, and the run confirmed it.", "unigram level", "asserted"),
+    ("Residuals are sometimes said to add extra parameters, which they do not.", "extra parameters", "attributed"),
+    ("Residuals are sometimes said to add extra parameters; that is what they do.", "extra parameters", "asserted"),
     ("My teammate insisted that the heads run in turn.", "run in turn", "attributed"),
     ("Many assume the MLP mixes the tokens.", "the mlp mixes", "attributed"),
     ("One might think that 12 heads cost 12 times as much.", "12 heads cost", "attributed"),

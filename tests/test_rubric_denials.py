@@ -44,6 +44,8 @@ def test_pieces_around_a_denied_statement_of_the_concept_earn_nothing(text, line
     (R4, "Once the addition is gone, the gradient that should tell the early blocks what to keep has to go back "
          "through every block's weights instead of along the additions, so it is tiny by the time it gets there.",
      "gradient_path"),  # the route without the residuals, said with "instead of"
+    (R4, "Without residuals the gradient reaching the first blocks is tiny; if we trained with the residuals, it would "
+         "reach them intact.", "gradient_path"),  # a line's unless in a condition does not restrict it
     # a negated clause inside the span that says nothing of the concept
     (R4, "Post-norm, which does not change the forward pass much, puts a layer norm in the gradient's way.",
      "postnorm_in_gradient_path"),
