@@ -294,10 +294,13 @@ GIVEN_UP = re.compile(r"[,;]\s*(?:but|however|yet|instead)\b|\b(?:proved (?:me|i
 #: does" (not "..., which they do not").
 ENDORSED = re.compile(r"(?:\b(?:and|which|as)|[;:]) (?:that|this|it|they) (?:is|are|does|do|did)\b(?! not\b| wrong\b)"
                       r"(?: (?:exactly|indeed|just))?(?: (?:what|so|true|right|correct)\b)?(?![^.]*\b(?:not|wrong)\b)")
+#: Verbs of a source giving its answer ("ChatGPT answered", "it came back with"): :data:`REPORTING` and the reported
+#: speech step (:mod:`.reported`) share them.
+SAYING = (r"said|says|answered|answers|replied|replies|wrote|writes|told|tells|responded|responds|gave|gives|printed|"
+          r"generated|produced|suggested|came back with|puts it|put it")
 #: Words that say a source answered: the sentence that opens a quote ("This is what it answered:").
-REPORTING = re.compile(r"\b(?:said|says|say|answered|answers|replied|replies|wrote|writes|told|tells|responded|"
-                       r"responds|gave|gives|printed|generated|produced|came back with|suggested|explained|explains|"
-                       r"answer|reply|response|output|explanation|words|version|puts it|put it)\b")
+REPORTING = re.compile(rf"\b(?:{SAYING}|say|explained|explains|answer|reply|response|output|explanation|words|"
+                       r"version)\b")
 #: A turn of a written dialogue: "Student: ...", "Tutor: ..." (normalised, markdown gone); its group is the speaker.
 #: Also any other label ("Note: ...", "In short: ..."): only :data:`PERSON` and :data:`OTHER_SPEAKER` name a speaker.
 SPEAKER = re.compile(r"^([a-z][a-z.]*(?: [a-z][a-z.]*)?):\s+")

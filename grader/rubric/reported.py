@@ -25,9 +25,8 @@ _NOT_A_SOURCES_ANSWER = re.compile(
     r"\b(?:corrected|correct version|settled on|came up with|did not help|was no help)\b")
 #: The source as the speaker of the quote: "ChatGPT answered:", "this is what the assistant wrote:" (a few words
 #: between), or the source's answer: "ChatGPT's answer:".
-_SPEAKS = re.compile(rf"{cues.SOURCE.pattern}(?:\s+\S+){{0,4}}?\s+(?:said|says|answered|answers|replied|replies|wrote|"
-                     r"writes|told|tells|responded|responds|gave|gives|printed|generated|produced|suggested|came back "
-                     r"with|puts it|put it)\b|" + cues.SOURCE.pattern + r"'s (?:answer|reply|response|output)\b")
+_SPEAKS = re.compile(rf"{cues.SOURCE.pattern}(?:\s+\S+){{0,4}}?\s+(?:{cues.SAYING})\b|"
+                     rf"{cues.SOURCE.pattern}'s (?:answer|reply|response|output)\b")
 #: The source's own pronoun in a sentence that opens its quote ("Its answer:", "This is what it wrote:"), after a
 #: or in a sentence that asked the source ("I asked ChatGPT."; not "I did not use ChatGPT.", "I never asked it").
 _ITS = re.compile(r"\b(?:it|its)\b")
