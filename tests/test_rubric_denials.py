@@ -59,6 +59,10 @@ def test_a_denial_of_something_else_inside_the_span_keeps_the_line(r, text, line
     ("Without residuals the gradient reaching the first blocks is tiny, so they barely train.", True),
     ("With no residual connection the signal has no way around any block. At initialisation the gradient also shrinks "
      "through every block, so the first blocks hardly learn.", True),
+    ("Without residuals the gradient is multiplied by each block's Jacobian; the first blocks get almost nothing and "
+     "never learn.", True),  # the "nothing" is the evidence's own even though "never learn" could also end it
+    ("Without residuals the gradient is multiplied by each block's Jacobian; nothing says the first blocks get almost "
+     "nothing.", False),
     ("In post-norm the gradient is tiny by the time it reaches the first block.", False),
     ("With residuals the gradient is never tiny at the first blocks, without them it is.", False),
     ("Without residuals the gradient at the first blocks is not tiny at all.", False),

@@ -284,7 +284,7 @@ def _owner(ev: Evidence, text: str, combo) -> callable:
         for pattern, (s, e) in zip(ev.patterns, combo):
             if s <= cue.start and cue.end <= e:  # does the pattern still match without the cue's words?
                 blanked = text[:cue.start] + "q" * (cue.end - cue.start) + text[cue.end:]
-                if not pattern.match(blanked, s):
+                if not pattern.match(blanked, s, e):  # within its own span: not by reaching a later alternative
                     return True
         return False
     return owned
@@ -316,7 +316,7 @@ def _asserted_match(pattern: re.Pattern, text: str, found: tuple[Clause, ...], c
             if cue.stance != "negated" or not (m.start() <= cue.start and cue.end <= m.end()):
                 return False
             blanked = text[:cue.start] + "q" * (cue.end - cue.start) + text[cue.end:]
-            return not pattern.match(blanked, m.start())
+            return not pattern.match(blanked, m.start(), m.end())
         if asserted(found, [(m.start(), m.end())], owned=owned) \
                 or condition and _conditioned(text, found, m.start(), m.end(), owned):
             return True
