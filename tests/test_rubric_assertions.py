@@ -41,6 +41,8 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     ("Without residuals every block must transform the whole signal.", "every block must transform", "asserted"),
     ("Without residuals every block must transform the whole signal.", "residuals", "negated"),
     ("Not only the heads but also the MLP have weights.", "the heads", "asserted"),
+    ("The first blocks of my no-residual model barely moved.", "first blocks of my no-residual model", "asserted"),
+    ("The first blocks of my model with no residual barely moved.", "residual barely moved", "negated"),
     ("The total costs no more than one full-width head.", "one full-width head", "asserted"),
     ("It is not true that the MLP does not look at other tokens.", "look at other tokens", "negated"),
     ("The paper does not say that heads run one after another.", "heads run one after another", "negated"),

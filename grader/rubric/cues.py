@@ -17,7 +17,7 @@ NOT_NEGATION = re.compile(r"\bnot (?:only|just|merely)\b|\bno (?:more|less|fewer
 #: "hardly", "rarely", "seldom", "scarcely", "fail(s) to", "lack(s)" deny their predicate as "not" does.
 VERBAL = re.compile(r"\b(?:not|never|nor|neither|nobody|no one|no-one|none|nothing|no longer|hardly|rarely|seldom|"
                     r"scarcely|fail(?:s|ed|ing)? to|lack(?:s|ed|ing)?)\b")
-PHRASAL = re.compile(r"\b(?:no|without|instead of|rather than)\b")
+PHRASAL = re.compile(r"\b(?:no(?!-)|without|instead of|rather than)\b")  # not the "no-" of "the no-residual run"
 #: "*Far from* running in parallel, the heads wait": it denies everything up to the next comma of its segment.
 FAR_FROM = re.compile(r"\bfar from\b(?! (?:clear|obvious|certain|perfect|ideal|optimal|trivial|easy|simple|"
                       r"over|done|complete|finished)\b)")
