@@ -112,6 +112,13 @@ def test_the_gradient_path_said_from_the_model_without_residuals(text, earns):
      True),
     ("Without residuals the model can only learn what holds regardless of the input: how often each character "
      "occurs.", "unigram_level", True),
+    ("Because the early blocks never get told how to improve, the model can not learn anything that depends on the "
+     "previous characters. What's left to learn is the overall frequency of each character.", "unigram_level", True),
+    # "the overall" and "the early" lead to a noun: they are no foreign actor of the sentence
+    ("The model without residuals was bad: it basically just predicts the most common letters every time, which is "
+     "why it is around U.", "unigram_level", True),
+    ("The model without residuals just memorises the most common character patterns of the training windows.",
+     "unigram_level", False),
     ("Skip = identity path for the grads, so they reach block 1 directly.", "gradient_path", True),
     ("Multiplied out over the twelve sub-layers the product is I + J + ...: the I survives, so the gradient at the top "
      "always reaches the bottom.", "gradient_path", True),

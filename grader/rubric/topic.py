@@ -163,7 +163,8 @@ _ADJECTIVES = frozenset("""
 same whole previous next first last full entire exact main usual final new old most left right big small large
 wide narrow long short high low good bad key real true false only basic simple important few several original
 own single second third fourth later earlier larger smaller deeper higher lower bigger longer shorter wider better
-worse modern nice neat cheap
+worse modern nice neat cheap early earliest late latest overall latter former upper inner outer extra other plain raw pure
+clear strong weak tiny huge average random mere sheer
 """.split())
 _ADJECTIVE = re.compile(r"(?:ed|ing|al|ive|ous|ic|ful|able|ible|ent|ant|ary|est)$")
 _PREPOSITIONS = frozenset("of to in on at by for with from into onto over under between among across through "
