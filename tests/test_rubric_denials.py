@@ -7,7 +7,7 @@ from conftest import ROOT
 from grader import rubric
 from grader.rubric.assertions import stance_of
 from grader.rubric.sentences import split_sentences
-from grader.rubric.topic import bound_and_mixed, foreign, foreign_nouns, mixed_sentences, mixed_share, mixed_words
+from grader.rubric.topic import bound_and_mixed, foreign, foreign_agents, foreign_nouns, mixed_sentences, mixed_share, mixed_words
 
 R1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
 R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
@@ -263,3 +263,37 @@ def test_foreign_nouns_need_two_in_a_sentence_with_the_lessons_terms():
 ])
 def test_foreign_nouns_of_phrases_led_by_same_this_or_a_time_preposition(text, nouns):
     assert foreign_nouns(N(text)) == nouns
+
+
+@pytest.mark.parametrize("text, agents", [
+    # a domain noun spelled like an adjective ("gradient", "signal") ends its phrase; adverbs and particles are no
+    # noun; the lesson's own nouns of exercise 4 (the backward pass, the identity, the branch) are no foreign actor
+    ("The addition passes the gradient back unchanged, so even the first block hears it.", []),
+    ("So the backward pass has to go through the Jacobian of every layer.", []),
+    ("They start random and the training signal shapes them, so the original signal always survives.", []),
+    ("What is left to learn is the overall frequency of each character.", []),
+    ("The identity carries the gradient while the branch adds a correction.", []),
+    # a foreign actor is still one
+    ("Nobody assigns the cooks their jobs.", ["cooks"]),
+    ("The farmer stacks the blocks.", ["farmer"]),
+])
+def test_foreign_agents_are_nouns_outside_the_lesson(text, agents):
+    assert foreign_agents(N(text)) == agents
+
+
+def test_a_sentence_about_something_else_denies_no_line():
+    # "their jobs" after the picture's manager was read as a foreign subject, and such a clause was taken for a
+    # denial of the line the answer earns: said of something else, it denies nothing
+    text = ("Each head is a complete attention with its own learned projections; the heads run in parallel.\n\n"
+            "The picture misleads in one big way: an audit manager assigns the work, but nobody assigns jobs to heads. "
+            "They are initialised randomly and the training signal shapes them, so their jobs are emergent and often "
+            "overlapping or hard to name.")
+    a = rubric.evaluate(R1, text)
+    assert a.lines["analogy_limits"].earned
+    assert not [r for r in a.needs_review if r.startswith("contradiction")]
+    denial = text + " But the heads do not learn their roles during training."
+    assert [r for r in rubric.evaluate(R1, denial).needs_review if r.startswith("contradiction")]
+    # a clause whose subject is something else is not a denial of the line either
+    a = rubric.evaluate(R1, "Each head has its own W_Q, W_K and W_V. The lettuces have their own W_Q, W_K and W_V.")
+    assert a.lines["own_qkv"].earned
+    assert not [r for r in a.needs_review if r.startswith("contradiction")]

@@ -439,6 +439,9 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
             said = asserted(found, list(combo), owned=owned) and not around
             if said == denied:
                 continue
+            if denied and asserted(found, list(combo), owned=lambda q: owned(q) or q.stance == "foreign") \
+                    and not around:
+                continue  # said of something else ("the lettuces run in parallel") is no denial
             if denied and not around and asserted(found, [max(combo, key=lambda span: span[1])], owned=owned):
                 continue  # a denial denies the last piece, the predicate: not "doesn't loop over the heads: ... the
                 # heads are parallel"

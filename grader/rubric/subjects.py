@@ -36,6 +36,7 @@ analysts specialists teammates proofreaders notes readings researchers authors e
 we they both all many most some few several these those
 components modules pieces items parts materials sources references resources perspectives views ideas concepts
 aspects details methods approaches techniques tricks ways kinds types sorts cases examples questions answers terms
+jobs duties specialties specialities
 names nouns verbs pronouns adjectives adverbs subjects objects clauses phrases languages tasks problems issues
 papers articles books slides lectures notebooks tutorials libraries tools frameworks implementations versions
 variants systems architectures designs facts claims statements options choices differences similarities benefits

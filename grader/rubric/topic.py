@@ -44,7 +44,7 @@ import re
 from functools import lru_cache
 
 from .read import FUNCTION_WORDS, words
-from .sentences import verb_kind
+from .sentences import _ADVERBS, verb_kind
 
 _STRONG = re.compile(
     r"\b(?:(?:self-|multi-head |masked )?attention|attends?|attending|attended|transformers?|tokens?|embeddings?|"
@@ -82,6 +82,8 @@ character characters letter letters frequency frequencies corpus batch batches e
 baseline seed seeds path paths way route direction scale magnitude variance mean noise start end update updates
 connection connections addition additions shortcut shortcuts image images pixel pixels filter filters state states
 bottleneck gelu relu cnn rnn lstm code function functions equation equations formula grader setting settings dataset
+identity branch branches pass passes trunk grad grads optimiser optimizer adam plateau prediction predictions error errors
+future check factor factors derivative derivatives term terms plus init
 """.split())
 _OF = re.compile(r"\s+of\s+(?:(?:the|a|an|this|that|these|those|his|her|their|its|our|some|every|each|all|one)\s+)*"
                  r"([^\W\d_][\w'-]*)")
@@ -167,6 +169,8 @@ worse modern nice neat cheap early earliest late latest overall latter former up
 clear strong weak tiny huge average random mere sheer
 """.split())
 _ADJECTIVE = re.compile(r"(?:ed|ing|al|ive|ous|ic|ful|able|ible|ent|ant|ary|est)$")
+#: Words that are no noun where a phrase's head would stand ("the gradient *back*", "the *backward* pass").
+_PARTICLES = frozenset("back down up out away forward forwards backward backwards along around off too".split())
 _PREPOSITIONS = frozenset("of to in on at by for with from into onto over under between among across through "
                           "about as than like after before during within without per via".split())
 _DETERMINED = re.compile(r"\b(?:the|these|those|his|her|my|your)\b")
@@ -191,8 +195,11 @@ def foreign_agents(text: str) -> list[str]:
             if not w or w.group(1) in FUNCTION_WORDS:
                 break
             head, at = re.sub(r"'s?$", "", w.group(1)), w.end()
-            if not (head in _ADJECTIVES or _ADJECTIVE.search(head)) or text[at:at + 1] in tuple(".,;:!?()"):
-                break
+            if not (head in _ADJECTIVES or _ADJECTIVE.search(head) and not _is_domain_word(head)) \
+                    or text[at:at + 1] in tuple(".,;:!?()"):
+                break  # "the gradient back": a domain noun spelled like an adjective ends the phrase
+        if head in _ADVERBS or head in _PARTICLES:
+            continue  # "the backward pass", "passes the gradient back": no noun at all
         of = _OF.match(text, at)
         if head and not (head in _GENERIC or head in _ADJECTIVES or _ADJECTIVE.search(head) or _is_domain_word(head)
                          or (of and _is_domain_word(of.group(1)))):
