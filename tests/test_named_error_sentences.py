@@ -128,6 +128,11 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "Every head has one query matrix, one key matrix and one value matrix, 8 separate sets in all."),
     (1, "The heads share one big projection in the code, and its output is cut into per-head pieces."),
     (1, "Putting W_O before the concatenation would be wrong: W_O comes after the concatenation."),
+    # overfitting set aside: others' view with a modal, "not the reason", "overfits nothing", a concession
+    ("ex4", "Some might think it overfits, but the curves show it does not."),
+    ("ex4", "You could call it overfitting to the letter frequencies, but it is really a failure to train."),
+    ("ex4", "Overfitting is not the reason: the model is simply untrainable without residuals."),
+    ("ex4", "It overfits nothing, since it learns nothing beyond the letter frequencies."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()

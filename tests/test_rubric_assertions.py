@@ -57,6 +57,8 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     # attribution
     ("Some people say that the heads split the tokens.", "the heads split the tokens", "attributed"),
     ("Some claim each head reads a few words.", "each head reads", "attributed"),
+    ("Some might think the heads split the tokens.", "the heads split the tokens", "attributed"),
+    ("Many students would say each head reads a few words.", "each head reads", "attributed"),
     ("It is often said that more heads cost more.", "more heads cost more", "attributed"),
     ("Residuals are often said to fix exploding gradients.", "fix exploding gradients", "attributed"),
     ("More heads were claimed to cost more.", "cost more", "attributed"),

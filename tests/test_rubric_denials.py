@@ -7,7 +7,8 @@ from conftest import ROOT
 from grader import rubric
 from grader.rubric.assertions import stance_of
 from grader.rubric.sentences import split_sentences
-from grader.rubric.topic import bound_and_mixed, foreign, foreign_agents, foreign_nouns, mixed_sentences, mixed_share, mixed_words
+from grader.rubric.topic import (bound_and_mixed, foreign, foreign_agents, foreign_nouns, mixed_sentences, mixed_share,
+                                  mixed_words, off_topic_share)
 
 R1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
 R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
@@ -297,3 +298,35 @@ def test_a_sentence_about_something_else_denies_no_line():
     a = rubric.evaluate(R1, "Each head has its own W_Q, W_K and W_V. The lettuces have their own W_Q, W_K and W_V.")
     assert a.lines["own_qkv"].earned
     assert not [r for r in a.needs_review if r.startswith("contradiction")]
+
+
+def test_an_error_said_of_the_letter_counts_keeps_the_unigram_level():
+    # the evidence's own loses: "it overfits: it memorises the letter counts" names the error, and states the
+    # letter frequencies it would otherwise lose (tests/prose/LABELLING.md: an error loses what it contradicts)
+    before = ("Without residuals the model can only learn the letter frequencies, so the run stays at U = 3.29. "
+              "The model without residuals also overfits")
+    a = rubric.evaluate(R4, before + ": it memorises the letter counts of the training text.")
+    assert a.misconceptions["no_residual_overfits"].found and a.lines["unigram_level"].earned
+    a = rubric.evaluate(R4, before + " the training windows.")
+    assert a.misconceptions["no_residual_overfits"].found and not a.lines["unigram_level"].earned
+    assert a.lines["unigram_level"].contradicted_by == "no_residual_overfits"
+
+
+def test_a_loses_of_evidence_must_name_lines(tmp_path):
+    text = (ROOT / "exercises" / "exercise4" / "rubric.toml").read_text().replace("  loses = []\n",
+                                                                              '  loses = ["no_such_line"]\n', 1)
+    (tmp_path / "rubric.toml").write_text(text)
+    with pytest.raises(rubric.RubricError, match="no_such_line"):
+        rubric.load(tmp_path / "rubric.toml")
+
+
+@pytest.mark.parametrize("text, off_topic", [
+    # terse notes in exercise 4's own words are on the lesson; a recipe is not
+    ("No-residual ~ U -> it learnt the marginal p(char) and nothing conditional p(char | context). Not memorising "
+     "either: its train loss is ~U too. Our run ended at 3.28, right at U, which is what you get by predicting every "
+     "character from its frequency alone. Deep stack w/o shortcut is just hard to train.", False),
+    ("Knead the dough for ten minutes. Leave it to rise overnight. Bake it at two hundred degrees. Let the loaf cool "
+     "on a rack.", True),
+])
+def test_the_off_topic_measure_knows_exercise_4s_words(text, off_topic):
+    assert (off_topic_share(norms(text)) > 0.3) is off_topic

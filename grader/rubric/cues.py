@@ -34,7 +34,8 @@ DENIAL = re.compile(
     r"|\b(?:does|do|did)\s+not\s+(?:matter|make (?:a|any) difference)\b"
     r"|\bleav(?:es?|ing)\b(?:\s+[\w'-]+){1,5}?\s+(?P<left>untouched|unchanged|unaffected|alone)\b")
 NP_STOP = re.compile(r"(?:is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|must|should|"
-                      r"may|might|shall|gets?|needs?)$")
+                      r"may|might|shall|gets?|needs?|also|only|just|still|often|always|then|simply|already|even|again|"
+                      r"usually|merely|really|actually|basically|typically)$")  # an adverb: the predicate follows
 NP_NEW = re.compile(r"(?:every|each|all|both|it|they|he|she|we|you|this)$")
 
 _I = r"(?:i|we)(?: personally)?"
@@ -42,7 +43,8 @@ _I = r"(?:i|we)(?: personally)?"
 _WHO = (r"(?:people|folks|authors|students|sources|blogs?|blog posts|posts|tutorials|articles|websites|sites|videos|"
         r"researchers|writers|commentators|textbooks|books|papers|engineers|experts|users|friends|colleagues|"
         r"classmates|fans|critics|beginners|newcomers|practitioners)")
-_OFTEN = r"(?: also| often| sometimes| usually| commonly| even| still| all)?"
+_OFTEN = r"(?: also| often| sometimes| usually| commonly| even| still| all)?(?: (?:might|may|could|would|will))?"
+# ("some *might* think", "many *would* say": the modal keeps the claim theirs)
 _SAY = (r"(?:say|says|said|claim|claims|claimed|think|thinks|thought|believe|believes|believed|argue|argues|argued|"
         r"assume|assumes|assumed|suggest|suggests|suggested|insist|insists|insisted|reckon|reckons|reckoned|maintain|"
         r"maintains|maintained|state|states|stated|write|writes|wrote|expect|expects|expected|imagine|imagines|"

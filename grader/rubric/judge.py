@@ -118,18 +118,21 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
         return bool(about_elsewhere(" ".join(u.display for u in scope), rubric.elsewhere))
 
     for m in rubric.misconceptions:
-        hit = next((h for h in (find(ev, matched) for ev in m.evidence) if h), None)
+        hit, by = next(((h, ev) for h, ev in ((find(ev, matched), ev) for ev in m.evidence) if h), (None, None))
         other = about_elsewhere(hit.quote, rubric.elsewhere) if hit else ""
         if other:  # about another model, an output head or the rubric's own elsewhere: it does not single the error
             # out; look again in the sentences about the lesson's model, and ask a person if none says it
-            guarded, hit = hit, next((h for h in (find(ev, matched, skip=elsewhere) for ev in m.evidence) if h), None)
+            guarded = hit
+            hit, by = next(((h, ev) for h, ev in ((find(ev, matched, skip=elsewhere), ev) for ev in m.evidence) if h),
+                           (None, None))
             if hit is None:
                 elsewhere_reasons.append(f"unsure: a sentence reads like the error that {m.statement}, but it speaks "
                                          f"of {other}, which is not what the error is about; the error is not named: "
                                          f"\"{guarded.quote}\"")
         misconceptions[m.id] = MisconceptionResult(m.id, m.points, applies=m.question in earned_questions,
                                                    found=hit is not None, quote=hit.quote if hit else "")
-        for line_id in m.loses if hit else ():  # a confident error loses the concept it contradicts
+        for line_id in (m.loses if by.loses is None else by.loses) if hit else ():  # a confident error loses the
+            # concept it contradicts (in this wording: the evidence's own ``loses``)
             lines[line_id].earned = lines[line_id].counted = False
             lines[line_id].contradicted_by = lines[line_id].contradicted_by or m.id
 

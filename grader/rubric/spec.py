@@ -49,6 +49,10 @@ class Evidence:
         about, rivals: the thing the property must be said of: the nearest mention of ``about`` or
             ``rivals`` before the property (else after it, else in the previous sentence) must be ``about``.
         part: lines with several parts are earned only when every part has evidence.
+        loses: a misconception's evidence only: the lines this wording of the error contradicts, in place of the
+            misconception's ``loses`` (None: the misconception's). "It overfits: it memorises the letter counts"
+            names the error but states the letter frequencies it contradicts elsewhere
+            (tests/prose/LABELLING.md: "a confident error loses the concept it contradicts").
     """
 
     patterns: tuple[re.Pattern, ...]
@@ -61,6 +65,7 @@ class Evidence:
     about: re.Pattern | None = None
     rivals: re.Pattern | None = None
     part: str = ""
+    loses: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -217,6 +222,7 @@ def load(path: Path) -> Rubric:
                 about=compile_(e["about"], w) if "about" in e else None,
                 rivals=compile_(e["rivals"], w) if "rivals" in e else None,
                 part=str(e.get("part", "")),
+                loses=tuple(e["loses"]) if "loses" in e else None,
             ))
         return tuple(out)
 
@@ -238,8 +244,9 @@ def load(path: Path) -> Rubric:
         if len(set(ids)) != len(ids):
             raise RubricError(f"{path}: duplicate ids: {sorted({i for i in ids if ids.count(i) > 1})}")
         for m in misconceptions:
-            for field in ("loses", "opposes"):
-                unknown = sorted(set(getattr(m, field)) - {x.id for x in lines})
+            for field, ids_ in (("loses", m.loses), ("opposes", m.opposes),
+                                *(("evidence loses", ev.loses) for ev in m.evidence if ev.loses)):
+                unknown = sorted(set(ids_) - {x.id for x in lines})
                 if unknown:
                     raise RubricError(f"{path}: misconception {m.id!r} {field} {unknown}, which are not line ids: "
                                       f"use the id of a [[line]]")

@@ -52,7 +52,8 @@ _STRONG = re.compile(
     r"layer ?norm\w*|encoders?|decoders?|logits?|gradients?|backprop\w*|concatenat\w*|vectors?|matri(?:x|ces)|"
     r"subspaces?|multi-head|qkv|causal\w*|bidirectional|unigrams?|bigrams?|learning rate|warm-?ups?|"
     r"post-?norm|pre-?norm|head_i|head_\d+|positional|(?:letter|character)[- ]frequenc\w*|cross-?entropy|jacobians?|"
-    r"residual (?:connections?|streams?)|skip[- ]connections?)\b")
+    r"residual (?:connections?|streams?)|skip[- ]connections?|nats|(?:train(?:ing)?|validation|val) loss(?:es)?|entropy|"
+    r"perplexity)\b")
 _WEAK = re.compile(
     r"\b(?:gpt\S*|bert\S*|heads?|layers?|blocks?|residuals?|models?|weights?|keys?|values?|projections?|masks?|masked|norms?|"
     r"networks?|neural|training|trained|parameters?|positions?|sequences?|dimensions?|width|outputs?|inputs?|"
@@ -83,7 +84,7 @@ baseline seed seeds path paths way route direction scale magnitude variance mean
 connection connections addition additions shortcut shortcuts image images pixel pixels filter filters state states
 bottleneck gelu relu cnn rnn lstm code function functions equation equations formula grader setting settings dataset
 identity branch branches pass passes trunk grad grads optimiser optimizer adam plateau prediction predictions error errors
-future check factor factors derivative derivatives term terms plus init
+future check factor factors derivative derivatives term terms plus init char chars
 """.split())
 _OF = re.compile(r"\s+of\s+(?:(?:the|a|an|this|that|these|those|his|her|their|its|our|some|every|each|all|one)\s+)*"
                  r"([^\W\d_][\w'-]*)")
@@ -397,10 +398,18 @@ def _misuses(text: str) -> bool:
     return bool(misused(text, 0, len(text)))
 
 
+#: Words of exercise 4's account that make a sentence part of an answer on the lesson for the off-topic measure
+#: (:func:`off_topic_share`: "it learnt the marginal p(char) and nothing conditional p(char | context)"), but are
+#: no anchor for a matched piece: a sentence is not about the model because it speaks of characters.
+_LESSON = re.compile(r"\b(?:characters?|chars?|frequenc\w*|shortcuts?|context)\b")
+
+
 @lru_cache(maxsize=4096)
-def topical(sentence: str) -> str:
-    """``"domain"``, ``"analogy"`` or ``"off-topic"`` for one normalised sentence (see the module docstring)."""
-    if _anchors(sentence, _STRONG) or (len(_anchors(sentence, _WEAK)) >= 2 and not _misuses(sentence)):
+def topical(sentence: str, lesson: bool = False) -> str:
+    """``"domain"``, ``"analogy"`` or ``"off-topic"`` for one normalised sentence (see the module docstring);
+    ``lesson``: :data:`_LESSON`'s words count as weak anchors too."""
+    weak = len(_anchors(sentence, _WEAK)) + (len(_anchors(sentence, _LESSON)) if lesson else 0)
+    if _anchors(sentence, _STRONG) or (weak >= 2 and not _misuses(sentence)):
         return "domain"
     if _PICTURE.search(sentence):
         return "analogy"
@@ -424,6 +433,6 @@ def off_topic_share(norms: list[str]) -> float:
     0 for an empty answer. judge.py may flag an answer for review when this is high (mostly off-topic
     or nonsense that happens to use the rubric's words).
     """
-    counts = [(len(words(s)), topical(s)) for s in norms]
+    counts = [(len(words(s)), topical(s, lesson=True)) for s in norms]
     total = sum(n for n, _ in counts)
     return sum(n for n, t in counts if t == "off-topic") / total if total else 0.0
