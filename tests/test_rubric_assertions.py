@@ -40,6 +40,8 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     ("I believe that heads do not share weights.", "i believe", "asserted"),
     ("Without residuals every block must transform the whole signal.", "every block must transform", "asserted"),
     ("Without residuals every block must transform the whole signal.", "residuals", "negated"),
+    ("The model without residuals learned only the letter frequencies.", "learned only the letter", "asserted"),
+    ("The model without residuals also overfits.", "overfits", "asserted"),  # an adverb or a past verb ends the phrase
     ("Not only the heads but also the MLP have weights.", "the heads", "asserted"),
     ("The first blocks of my no-residual model barely moved.", "first blocks of my no-residual model", "asserted"),
     ("The first blocks of my model with no residual barely moved.", "residual barely moved", "negated"),

@@ -98,6 +98,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import cues
+from .read import FUNCTION_WORDS
+from .sentences import verb_kind
 from .subjects import foreign_subjects
 
 #: Stances in order of precedence (a clause under several cues shows the first).
@@ -178,12 +180,14 @@ def _subclauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def _np_end(text: str, start: int, limit: int) -> int:
     """End of the noun phrase that starts at ``start`` (stops at a verb, a new subject, 6 words, or ``limit``)."""
-    end = start
+    end, previous = start, ""
     for i, m in enumerate(re.finditer(r"\S+", text[start:limit])):
         word = m.group(0).strip(".,!?\"'")
         if i >= 6 or cues.NP_STOP.match(word) or (i and cues.NP_NEW.match(word)):
             break
-        end = start + m.end()
+        if previous and previous not in FUNCTION_WORDS and verb_kind(word)[0] == "past":
+            break  # "without the shortcuts *fell* fast": the verb after a noun (not "without the learned weights")
+        end, previous = start + m.end(), word
     return end
 
 
