@@ -124,6 +124,11 @@ def test_the_gradient_path_said_from_the_model_without_residuals(text, earns):
     ("Multiplied out over the twelve sub-layers the product is I + J + ...: the I survives, so the gradient at the top "
      "always reaches the bottom.", "gradient_path", True),
     ("That is the uninterrupted gradient path of the residual model.", "gradient_path", True),
+    ("Expanding the product gives the term I, so there is always a component of the gradient that reaches block 1 "
+     "unchanged.", "gradient_path", True),  # the identity matrix, not the pronoun
+    ("In post-norm the term I is multiplied by the LayerNorm's Jacobian, so the gradient never reaches block 1 "
+     "intact.", "gradient_path", False),
+    ("The i-th head always reaches the gradient of block 1 through its products.", "gradient_path", False),
     ("In post-norm the identity is multiplied by the LayerNorm's derivative at every sub-layer, so the clean path for "
      "the gradient is gone.", "gradient_path", False),
     ("In post-norm the gradient picks up the LayerNorm's derivative at every layer.", "postnorm_in_gradient_path", True),
