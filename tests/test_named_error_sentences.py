@@ -25,11 +25,12 @@ _spec.loader.exec_module(bench)
 #: (115 when it arrived); dev_errors 0 of 72 and 151 of 216 errors (80 when it arrived). Held out, never tuned on:
 #: heldout_s1 1 of 144 and 49 of 72; heldout_s2 5 of 162 and 50 of 90 (5 and 39 when it arrived); heldout_redteam3, a
 #: red team's attack on the rules of 9b6dadf: 64 of 225 correct sentences named (77 when it arrived) and 49 of 54
-#: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived, 51 of 54 errors.
+#: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived (83 on 2026-12-06, after
+#: dev_redteam5 fell to 67), 51 of 54 errors.
 #: The red teams measure what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (85, 46),
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (70, 46),
           "dev_errors": (1, 142), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (94, 48)}
+          "heldout_redteam6": (90, 48)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))
@@ -133,6 +134,11 @@ def test_errors_are_named_and_never_by_another_name(judged):
     ("ex4", "You could call it overfitting to the letter frequencies, but it is really a failure to train."),
     ("ex4", "Overfitting is not the reason: the model is simply untrainable without residuals."),
     ("ex4", "It overfits nothing, since it learns nothing beyond the letter frequencies."),
+    ("ex4", "To overfit a model first has to learn the training text, and without residuals the gradient never lets it."),
+    ("ex4", "The residual connections add 0 parameters; the model has the same count either way."),
+    # post-norm compared with itself, or in one respect only
+    ("ex4", "Post-norm trains better at 1e-3 than at 1.5e-2, where it stays near U."),
+    ("ex4", "Post-norm is more stable than pre-norm in one respect: the size of the residual stream does not grow."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
