@@ -42,6 +42,7 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     ("Without residuals every block must transform the whole signal.", "residuals", "negated"),
     ("The model without residuals learned only the letter frequencies.", "learned only the letter", "asserted"),
     ("The model without residuals also overfits.", "overfits", "asserted"),  # an adverb or a past verb ends the phrase
+    ("In the plain stack no gradient reached the first blocks.", "reached the first blocks", "negated"),  # "no" subject
     ("Not only the heads but also the MLP have weights.", "the heads", "asserted"),
     ("The first blocks of my no-residual model barely moved.", "first blocks of my no-residual model", "asserted"),
     ("The first blocks of my model with no residual barely moved.", "residual barely moved", "negated"),

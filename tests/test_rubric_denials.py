@@ -279,9 +279,12 @@ def test_foreign_nouns_of_phrases_led_by_same_this_or_a_time_preposition(text, n
     ("They start random and the training signal shapes them, so the original signal always survives.", []),
     ("What is left to learn is the overall frequency of each character.", []),
     ("The identity carries the gradient while the branch adds a correction.", []),
-    # a foreign actor is still one
+    # a foreign actor is still one, after a domain word too
     ("Nobody assigns the cooks their jobs.", ["cooks"]),
     ("The farmer stacks the blocks.", ["farmer"]),
+    ("The training cooks decide which head tracks which word.", ["cooks"]),
+    ("The gradient farmer passes the signal back to the first blocks.", ["farmer"]),
+    ("Then the residual chef adds the sauce to every block.", ["chef", "sauce"]),
 ])
 def test_foreign_agents_are_nouns_outside_the_lesson(text, agents):
     assert foreign_agents(N(text)) == agents
@@ -315,6 +318,10 @@ def test_an_error_said_of_the_letter_counts_keeps_the_unigram_level():
     a = rubric.evaluate(R4, before + " the training windows.")
     assert a.misconceptions["no_residual_overfits"].found and not a.lines["unigram_level"].earned
     assert a.lines["unigram_level"].contradicted_by == "no_residual_overfits"
+    # said again in another sentence in words that contradict the line: the misconception's own loses
+    a = rubric.evaluate(R4, before + ": it memorises the letter counts of the training text. In fact the model without "
+                                     "residuals memorises the training windows, not the letter frequencies.")
+    assert a.misconceptions["no_residual_overfits"].found and not a.lines["unigram_level"].earned
 
 
 def test_a_loses_of_evidence_must_name_lines(tmp_path):
@@ -328,10 +335,28 @@ def test_a_loses_of_evidence_must_name_lines(tmp_path):
 @pytest.mark.parametrize("text, off_topic", [
     # terse notes in exercise 4's own words are on the lesson; a recipe is not
     ("No-residual ~ U -> it learnt the marginal p(char) and nothing conditional p(char | context). Not memorising "
-     "either: its train loss is ~U too. Our run ended at 3.28, right at U, which is what you get by predicting every "
-     "character from its frequency alone. Deep stack w/o shortcut is just hard to train.", False),
+     "either: its train loss is ~U too. The model can only predict each character from its frequency. Deep stack w/o "
+     "shortcut is just hard to train.", False),
+    ("In my favourite novel the characters always take shortcuts through the forest. The context of each chapter "
+     "changes how often the characters meet, and their frequencies of meeting are low. The author likes long walks. "
+     "Every chapter ends in the rain.", True),  # the lesson's words count only beside one of its terms
     ("Knead the dough for ten minutes. Leave it to rise overnight. Bake it at two hundred degrees. Let the loaf cool "
      "on a rack.", True),
 ])
 def test_the_off_topic_measure_knows_exercise_4s_words(text, off_topic):
     assert (off_topic_share(norms(text)) > 0.3) is off_topic
+
+
+@pytest.mark.parametrize("r, text, line, error", [
+    # an adverb before the noun of a "without" phrase is inside it; only after the noun does the predicate start
+    (R1, "BERT's attention is bidirectional: every token attends to all tokens, without even a causal mask.",
+     "bert_bidirectional", "bert_causal"),
+    (R4, "Without residuals the gradient reaching the first blocks is tiny. The model without residuals stays at "
+         "U = 3.29 instead of just overfitting the training text.", "gradient_path", "no_residual_overfits"),
+    # a source's own action with "will" is no view of vague others
+    (R1, "GPT is a language model: a language model will write text one token at a time, so each token attends only "
+         "to itself and earlier tokens through a causal mask.", "gpt_causal", "gpt_bidirectional"),
+])
+def test_phrases_after_the_noun_and_modals_of_others(r, text, line, error):
+    a = rubric.evaluate(r, text)
+    assert a.lines[line].earned and not a.misconceptions[error].found

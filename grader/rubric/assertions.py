@@ -178,15 +178,20 @@ def _subclauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if text[a:b].strip()]
 
 
-def _np_end(text: str, start: int, limit: int) -> int:
-    """End of the noun phrase that starts at ``start`` (stops at a verb, a new subject, 6 words, or ``limit``)."""
+def _np_end(text: str, start: int, limit: int, predicate_after: bool = True) -> int:
+    """End of the noun phrase that starts at ``start`` (stops at a verb, a new subject, 6 words, or ``limit``).
+    ``predicate_after``: the phrase is not the clause's subject ("without", "instead of"; not "no gradient reached
+    ..."), so an adverb or a past-tense verb after its noun starts the predicate ("the model without residuals *also*
+    overfits", "the run without the shortcuts *fell* fast"; not "without *even* a mask", "without the *learned*
+    weights")."""
     end, previous = start, ""
     for i, m in enumerate(re.finditer(r"\S+", text[start:limit])):
         word = m.group(0).strip(".,!?\"'")
         if i >= 6 or cues.NP_STOP.match(word) or (i and cues.NP_NEW.match(word)):
             break
-        if previous and previous not in FUNCTION_WORDS and verb_kind(word)[0] == "past":
-            break  # "without the shortcuts *fell* fast": the verb after a noun (not "without the learned weights")
+        if predicate_after and previous and previous not in FUNCTION_WORDS \
+                and (cues.NP_ADVERB.match(word) or verb_kind(word)[0] == "past"):
+            break
         end, previous = start + m.end(), word
     return end
 
@@ -208,7 +213,7 @@ def _negations(text: str, seg: tuple[int, int], subs: list[tuple[int, int]]) -> 
                     scope = (m.start(), seg[1])
             else:
                 word = re.match(r"\S+", text[m.end():sub[1]].lstrip())
-                scope = (m.start(), _np_end(text, m.end(), sub[1]) if word else m.end())
+                scope = (m.start(), _np_end(text, m.end(), sub[1], m.group(0) != "no") if word else m.end())
             out.append(Cue("negated", m.start(), m.end(), *scope))
     for m in cues.FAR_FROM.finditer(text, *seg):  # "far from running in parallel, ...": up to the next comma
         comma = text.find(",", m.end(), seg[1])

@@ -34,8 +34,11 @@ DENIAL = re.compile(
     r"|\b(?:does|do|did)\s+not\s+(?:matter|make (?:a|any) difference)\b"
     r"|\bleav(?:es?|ing)\b(?:\s+[\w'-]+){1,5}?\s+(?P<left>untouched|unchanged|unaffected|alone)\b")
 NP_STOP = re.compile(r"(?:is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|must|should|"
-                      r"may|might|shall|gets?|needs?|also|only|just|still|often|always|then|simply|already|even|again|"
-                      r"usually|merely|really|actually|basically|typically)$")  # an adverb: the predicate follows
+                      r"may|might|shall|gets?|needs?)$")
+#: An adverb after the noun of a "without" phrase: the predicate follows ("without residuals *also* overfits"; not
+#: before the noun: "without *even* a causal mask").
+NP_ADVERB = re.compile(r"(?:also|only|just|still|often|always|then|simply|already|even|again|usually|merely|really|"
+                       r"actually|basically|typically)$")
 NP_NEW = re.compile(r"(?:every|each|all|both|it|they|he|she|we|you|this)$")
 
 _I = r"(?:i|we)(?: personally)?"
@@ -43,8 +46,10 @@ _I = r"(?:i|we)(?: personally)?"
 _WHO = (r"(?:people|folks|authors|students|sources|blogs?|blog posts|posts|tutorials|articles|websites|sites|videos|"
         r"researchers|writers|commentators|textbooks|books|papers|engineers|experts|users|friends|colleagues|"
         r"classmates|fans|critics|beginners|newcomers|practitioners)")
-_OFTEN = r"(?: also| often| sometimes| usually| commonly| even| still| all)?(?: (?:might|may|could|would|will))?"
-# ("some *might* think", "many *would* say": the modal keeps the claim theirs)
+_OFTEN = r"(?: also| often| sometimes| usually| commonly| even| still| all)?"
+#: Vague others' view with a modal: "some *might* think", "many students *would* say" (not "will": "a language model
+#: will write text ...", a source's own action, is no view).
+_MODAL = r"(?: (?:might|may|could|would))?"
 _SAY = (r"(?:say|says|said|claim|claims|claimed|think|thinks|thought|believe|believes|believed|argue|argues|argued|"
         r"assume|assumes|assumed|suggest|suggests|suggested|insist|insists|insisted|reckon|reckons|reckoned|maintain|"
         r"maintains|maintained|state|states|stated|write|writes|wrote|expect|expects|expected|imagine|imagines|"
@@ -110,10 +115,10 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                 r"proved|proven|demonstrated|established|confirmed)\b(?: that\b)?"),
     ("doubted", r"\bit is (?:unclear|not clear|uncertain|doubtful|debatable|not obvious|not known|unknown|"
                 r"an open question)\b(?: (?:whether|if|that)\b)?"),
-    ("attributed", rf"\b(?:some|many|a few|few|several|most|certain|various)(?: (?:of (?:the|my|our) )?{_WHO})?{_OFTEN} "
+    ("attributed", rf"\b(?:some|many|a few|few|several|most|certain|various)(?: (?:of (?:the|my|our) )?{_WHO})?{_OFTEN}{_MODAL} "
                    rf"{_SAY}\b(?: that\b)?"),
     ("attributed", rf"(?<!\bthe )(?<!\bthese )(?<!\bthose )\b(?:others|someone|somebody|many people|most people|"
-                   rf"{_WHO}){_OFTEN} {_SAY}\b(?: that\b)?"),
+                   rf"{_WHO}){_OFTEN}{_MODAL} {_SAY}\b(?: that\b)?"),
     ("attributed", rf"\bthey{_OFTEN} (?:say|says|claim|claims|believe|argue|insist|reckon|maintain|tell us)\b(?: that\b)?"),
     ("attributed", r"\bit (?:is|was|has been|gets) (?:also )?(?:often |commonly |sometimes |widely |frequently |usually )?"
                    r"(?:said|claimed|believed|thought|assumed|argued|suggested|rumou?red|reported)\b(?: that\b)?"),

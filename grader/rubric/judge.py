@@ -131,8 +131,8 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
                                          f"\"{guarded.quote}\"")
         misconceptions[m.id] = MisconceptionResult(m.id, m.points, applies=m.question in earned_questions,
                                                    found=hit is not None, quote=hit.quote if hit else "")
-        for line_id in (m.loses if by.loses is None else by.loses) if hit else ():  # a confident error loses the
-            # concept it contradicts (in this wording: the evidence's own ``loses``)
+        for line_id in _lost(m, hit, by, matched, elsewhere if other else None):  # a confident error loses the
+            # concept it contradicts
             lines[line_id].earned = lines[line_id].counted = False
             lines[line_id].contradicted_by = lines[line_id].contradicted_by or m.id
 
@@ -255,3 +255,19 @@ def _not_english(rubric: Rubric, units_: list[Unit], n_words: int) -> str:
         if mean_len >= 8 and share < rubric.not_english_function_share:
             return f"the answer does not look like English (only {share:.0%} English function words)"
     return ""
+
+
+def _lost(m, hit, by, matched: list, skip) -> list[str]:
+    """The lines misconception ``m`` loses, found at ``hit`` by evidence ``by``: its ``loses``, or, when ``by`` gives
+    its own (a wording of the error that contradicts less: "it overfits: it memorises the letter counts"), that, and
+    the misconception's ``loses`` too if the error is also said in another sentence ("... It memorises the training
+    windows.")."""
+    if hit is None:
+        return []
+    if by.loses is None:
+        return list(m.loses)
+    def elsewhere(scope) -> bool:
+        return any(u in hit.units for u in scope) or (skip is not None and skip(scope))
+    again = any(find(ev, matched, skip=elsewhere) is not None for ev in m.evidence if ev.loses is None)
+    return list(m.loses) if again else list(by.loses)
+

@@ -50,9 +50,10 @@ class Evidence:
             ``rivals`` before the property (else after it, else in the previous sentence) must be ``about``.
         part: lines with several parts are earned only when every part has evidence.
         loses: a misconception's evidence only: the lines this wording of the error contradicts, in place of the
-            misconception's ``loses`` (None: the misconception's). "It overfits: it memorises the letter counts"
-            names the error but states the letter frequencies it contradicts elsewhere
-            (tests/prose/LABELLING.md: "a confident error loses the concept it contradicts").
+            misconception's ``loses`` (None: the misconception's), unless the error is also said in another
+            sentence. "It overfits: it memorises the letter counts" names the error but states the letter
+            frequencies the misconception otherwise loses (tests/prose/LABELLING.md: "a confident error loses the
+            concept it contradicts"; :func:`.judge._lost`).
     """
 
     patterns: tuple[re.Pattern, ...]

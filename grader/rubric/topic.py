@@ -52,8 +52,7 @@ _STRONG = re.compile(
     r"layer ?norm\w*|encoders?|decoders?|logits?|gradients?|backprop\w*|concatenat\w*|vectors?|matri(?:x|ces)|"
     r"subspaces?|multi-head|qkv|causal\w*|bidirectional|unigrams?|bigrams?|learning rate|warm-?ups?|"
     r"post-?norm|pre-?norm|head_i|head_\d+|positional|(?:letter|character)[- ]frequenc\w*|cross-?entropy|jacobians?|"
-    r"residual (?:connections?|streams?)|skip[- ]connections?|nats|(?:train(?:ing)?|validation|val) loss(?:es)?|entropy|"
-    r"perplexity)\b")
+    r"residual (?:connections?|streams?)|skip[- ]connections?|(?:train(?:ing)?|validation|val) loss(?:es)?)\b")
 _WEAK = re.compile(
     r"\b(?:gpt\S*|bert\S*|heads?|layers?|blocks?|residuals?|models?|weights?|keys?|values?|projections?|masks?|masked|norms?|"
     r"networks?|neural|training|trained|parameters?|positions?|sequences?|dimensions?|width|outputs?|inputs?|"
@@ -196,9 +195,10 @@ def foreign_agents(text: str) -> list[str]:
             if not w or w.group(1) in FUNCTION_WORDS:
                 break
             head, at = re.sub(r"'s?$", "", w.group(1)), w.end()
-            if not (head in _ADJECTIVES or _ADJECTIVE.search(head) and not _is_domain_word(head)) \
+            if not (head in _ADJECTIVES or _ADJECTIVE.search(head) and not (_is_domain_word(head)
+                                                                           and _ends_phrase(text, at))) \
                     or text[at:at + 1] in tuple(".,;:!?()"):
-                break  # "the gradient back": a domain noun spelled like an adjective ends the phrase
+                break
         if head in _ADVERBS or head in _PARTICLES:
             continue  # "the backward pass", "passes the gradient back": no noun at all
         of = _OF.match(text, at)
@@ -206,6 +206,22 @@ def foreign_agents(text: str) -> list[str]:
                          or (of and _is_domain_word(of.group(1)))):
             out.append(head)
     return out
+
+
+def _ends_phrase(text: str, at: int) -> bool:
+    """Whether a noun phrase ends before offset ``at``: an adverb, a particle or a function word follows, or a verb
+    that is no noun before another verb ("the gradient *back*", "the training signal *shapes* them"; not "the
+    training *cooks* decide")."""
+    w1 = _NEXT_WORD.match(text, at)
+    if not w1:
+        return True
+    first = w1.group(1)
+    if first in FUNCTION_WORDS or first in _ADVERBS or first in _PARTICLES:
+        return True
+    w2 = _NEXT_WORD.match(text, w1.end())
+    if verb_kind(first)[0] is None:  # a verb the list does not know, before its object ("shapes them")
+        return first.endswith(("s", "ed")) and bool(w2) and w2.group(1) in FUNCTION_WORDS
+    return not (w2 and verb_kind(w2.group(1))[0] is not None)
 
 
 _ABSTRACT = re.compile(r"(?<=\w{3})(?:tion|sion|ity|ness|ment|ance|ence|ism|ship|ing|ure|ics|ogy|hood)$|[0-9]")
@@ -401,14 +417,17 @@ def _misuses(text: str) -> bool:
 #: Words of exercise 4's account that make a sentence part of an answer on the lesson for the off-topic measure
 #: (:func:`off_topic_share`: "it learnt the marginal p(char) and nothing conditional p(char | context)"), but are
 #: no anchor for a matched piece: a sentence is not about the model because it speaks of characters.
-_LESSON = re.compile(r"\b(?:characters?|chars?|frequenc\w*|shortcuts?|context)\b")
+_LESSON = re.compile(r"\b(?:characters?|chars?|frequenc\w*|shortcuts?|context|nats|entropy|perplexity)\b")
 
 
 @lru_cache(maxsize=4096)
 def topical(sentence: str, lesson: bool = False) -> str:
     """``"domain"``, ``"analogy"`` or ``"off-topic"`` for one normalised sentence (see the module docstring);
-    ``lesson``: :data:`_LESSON`'s words count as weak anchors too."""
-    weak = len(_anchors(sentence, _WEAK)) + (len(_anchors(sentence, _LESSON)) if lesson else 0)
+    ``lesson``: :data:`_LESSON`'s words count as weak anchors too, beside one of the lesson's own (a novel's
+    characters and their shortcuts are no answer on the lesson)."""
+    weak = len(_anchors(sentence, _WEAK))
+    if lesson and weak:
+        weak += len(_anchors(sentence, _LESSON))
     if _anchors(sentence, _STRONG) or (weak >= 2 and not _misuses(sentence)):
         return "domain"
     if _PICTURE.search(sentence):
