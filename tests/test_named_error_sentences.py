@@ -136,6 +136,10 @@ def test_errors_are_named_and_never_by_another_name(judged):
     ("ex4", "It overfits nothing, since it learns nothing beyond the letter frequencies."),
     ("ex4", "To overfit a model first has to learn the training text, and without residuals the gradient never lets it."),
     ("ex4", "The residual connections add 0 parameters; the model has the same count either way."),
+    # "causal" as cause and effect; BERT's [MASK] token and the loss's targets are no attention mask
+    (3, "Switching off one of BERT's heads and measuring the change in loss is a causal test of what that head does."),
+    (3, "BERT has a [MASK] token, but GPT has no mask token in its vocabulary."),
+    (3, "GPT's loss is computed without any mask on the targets, since every position predicts its next token."),
     # post-norm compared with itself, or in one respect only
     ("ex4", "Post-norm trains better at 1e-3 than at 1.5e-2, where it stays near U."),
     ("ex4", "Post-norm is more stable than pre-norm in one respect: the size of the residual stream does not grow."),
