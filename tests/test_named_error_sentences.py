@@ -25,12 +25,12 @@ _spec.loader.exec_module(bench)
 #: (115 when it arrived); dev_errors 0 of 72 and 151 of 216 errors (80 when it arrived). Held out, never tuned on:
 #: heldout_s1 1 of 144 and 49 of 72; heldout_s2 5 of 162 and 50 of 90 (5 and 39 when it arrived); heldout_redteam3, a
 #: red team's attack on the rules of 9b6dadf: 64 of 225 correct sentences named (77 when it arrived) and 49 of 54
-#: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived (83 on 2026-12-06, after
-#: dev_redteam5 fell to 67), 51 of 54 errors.
+#: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived (80 on 2026-12-06, after
+#: dev_redteam5 fell to 59), 51 of 54 errors.
 #: The red teams measure what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (70, 46),
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (64, 46),
           "dev_errors": (1, 142), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (90, 48)}
+          "heldout_redteam6": (86, 48)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))
@@ -140,6 +140,10 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "Switching off one of BERT's heads and measuring the change in loss is a causal test of what that head does."),
     (3, "BERT has a [MASK] token, but GPT has no mask token in its vocabulary."),
     (3, "GPT's loss is computed without any mask on the targets, since every position predicts its next token."),
+    # what the code or the mask tells every head is no job
+    (1, "In GPT every head is told which tokens to ignore: all the ones after the current position."),
+    (1, "We tell every head how to compute its scores; what it looks for, nobody tells it."),
+    (1, "The code gives every head its own weights to attend with."),
     # post-norm compared with itself, or in one respect only
     ("ex4", "Post-norm trains better at 1e-3 than at 1.5e-2, where it stays near U."),
     ("ex4", "Post-norm is more stable than pre-norm in one respect: the size of the residual stream does not grow."),
