@@ -64,7 +64,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "heldout8_ex4": ROOT / "exercises/exercise4/rubric.toml",
            # written on the same day by a ninth writer (20 answers, 5 with a confident error) beside the fourth dev
            # round (labels_g4, labels_h); never tuned on; 70 % within 1 at arrival (graded at 2417de3)
-           "heldout9_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout9_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # a tenth writer, late on 2026-12-06 (20 answers, 4 with a confident error: uneven, hurried answers, two
+           # pictures of the writer's own); never tuned on; 75 % within 1 at arrival (graded at 0787872)
+           "heldout10_ex4": ROOT / "exercises/exercise4/rubric.toml"}
 
 
 @dataclass
