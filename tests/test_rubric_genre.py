@@ -135,6 +135,13 @@ def test_exercise4_told_as_a_cruise_itinerary_is_flagged_by_its_day_labels():
     assert len(reasons) == 1 and "lines labelled by foreign words" in reasons[0], reasons
 
 
+def test_labels_inside_a_fenced_block_are_no_layout_of_the_answer():
+    log = "```\nDevice: laptop\nHost: kitchen-box\nOwner: me\nWeather: sunny\n```"
+    text = f"The run without residuals stays at U.\n\n{log}\n\nPost-norm fails at the high learning rate.\n"
+    assert genre.conventions(text) == {}
+    assert "lines labelled by foreign words" in genre.conventions(text.replace("```\n", "").replace("\n```", ""))
+
+
 def test_a_title_line_of_many_short_tokens_is_read_at_once():
     # a code review found the title pattern backtracking exponentially on '#' tokens (2.4 s for 20 of them, 16 times
     # more for every 4 more); it now reads them once, so this returns at once and finds no title

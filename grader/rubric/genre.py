@@ -85,6 +85,8 @@ CONVENTIONS: dict[str, re.Pattern] = {k: re.compile(v, re.I | re.M) for k, v in 
                                           r"model|gpt|bert|transformer|attention|mlp|layer norm|tokens?|gradient)\b",
 }.items()}
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)
+#: A fenced block (a log, code, a config): its lines are no layout of the answer's own.
+_FENCED = re.compile(r"^\s{0,3}(`{3,}|~{3,}).*?^\s{0,3}\1[^\n]*$", re.M | re.S)
 #: A line that opens with a short label (one to three words, maybe a list number, emphasis or a parenthesis) and a
 #: colon: "Monday:", "**Ingredients:**", "1. Leg day:", "*Monday* (week 3):". Not a dash: prose sets asides off with
 #: dashes ("In hindsight — ..."), and a hard-wrapped line's first words are no label.
@@ -152,8 +154,9 @@ def foreign_share(norms: list[str]) -> tuple[float, list[str]]:
 def conventions(markdown: str) -> dict[str, str]:
     """The conventions of other kinds of text found in an answer (:data:`CONVENTIONS`): name -> the text found.
 
-    Headings are left out: the exercise's own headings are not a document's layout."""
-    body = _HEADING_LINE.sub("", markdown.replace("\r\n", "\n"))
+    Headings and fenced blocks are left out: the exercise's own headings are not a document's layout, nor is a
+    pasted log ("Device: cpu")."""
+    body = _HEADING_LINE.sub("", _FENCED.sub("", markdown.replace("\r\n", "\n")))
     out = {}
     for name, pattern in CONVENTIONS.items():
         m = next((m for m in pattern.finditer(body) if name != _TITLE or _foreign_title(m.group(0))), None)
