@@ -28,7 +28,7 @@ _spec.loader.exec_module(bench)
 #: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived (80 on 2026-12-06, after
 #: dev_redteam5 fell to 59), 51 of 54 errors.
 #: The red teams measure what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (64, 46),
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (62, 46),
           "dev_errors": (1, 142), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (86, 48)}
 
@@ -144,6 +144,9 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "In GPT every head is told which tokens to ignore: all the ones after the current position."),
     (1, "We tell every head how to compute its scores; what it looks for, nobody tells it."),
     (1, "The code gives every head its own weights to attend with."),
+    # the concatenation's layout, and independence said outright
+    (1, "The outputs of the 12 heads are placed one after another in a 768-long vector, which W_O then mixes."),
+    (1, "Head 7 starts from the same x as head 6, and neither needs the other's result."),
     # post-norm compared with itself, or in one respect only
     ("ex4", "Post-norm trains better at 1e-3 than at 1.5e-2, where it stays near U."),
     ("ex4", "Post-norm is more stable than pre-norm in one respect: the size of the residual stream does not grow."),
