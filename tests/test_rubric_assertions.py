@@ -61,6 +61,10 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     ("Some people say that the heads split the tokens.", "the heads split the tokens", "attributed"),
     ("Some claim each head reads a few words.", "each head reads", "attributed"),
     ("Some might think the heads split the tokens.", "the heads split the tokens", "attributed"),
+    # a source named in the sentence, then its words after a colon or "that"; without a source, "it" may be the lecture
+    ("I asked ChatGPT and it explained: the heads split the tokens.", "the heads split the tokens", "attributed"),
+    ("I asked my friend and he replied that the heads split the tokens.", "the heads split the tokens", "attributed"),
+    ("I reread the lecture and it explained: the heads split d_model.", "the heads split d_model", "asserted"),
     ("Many students would say each head reads a few words.", "each head reads", "attributed"),
     ("It is often said that more heads cost more.", "more heads cost more", "attributed"),
     ("Residuals are often said to fix exploding gradients.", "fix exploding gradients", "attributed"),

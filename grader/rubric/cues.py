@@ -132,6 +132,10 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                    r"(?: that\b)?"),
     ("attributed", rf"\baccording to {_SOURCE}"),
     # a speaker named before ("I asked a chatbot and *it told me* ..."): only a speaker tells or claims
+    # the source named in the same sentence, then its words after a colon or "that": "I asked ChatGPT and *it
+    # explained:* ...", "my friend replied that ..." (without the source, "it explained" may be the lecture's)
+    ("attributed", rf"\b{_SOURCE}[^.;:?!]{{0,60}}?\b(?:it|he|she|they) (?:also |then |just )?(?:explained|answered|"
+                   r"replied|responded|wrote|said|suggested)\b(?: (?:to me|to us))?(?=\s*:| that\b)"),
     ("attributed", r"\b(?:it|he|she) (?:also |then )?(?:told me|told us|tells me|tells us|claimed|claims|insisted|"
                    r"insists)\b(?: that\b)?"),
     ("attributed", rf"\baccording to (?:(?:some|many|a few|several|certain|various|its|their|his|her|my|our) )?"
