@@ -118,13 +118,12 @@ def evaluate(rubric: Rubric, markdown: str, *, copy_sources: dict[str, str] | No
         return bool(about_elsewhere(" ".join(u.display for u in scope), rubric.elsewhere))
 
     for m in rubric.misconceptions:
-        hit, by = next(((h, ev) for h, ev in ((find(ev, matched), ev) for ev in m.evidence) if h), (None, None))
+        hit, by = _first_hit(m, matched)
         other = about_elsewhere(hit.quote, rubric.elsewhere) if hit else ""
         if other:  # about another model, an output head or the rubric's own elsewhere: it does not single the error
             # out; look again in the sentences about the lesson's model, and ask a person if none says it
             guarded = hit
-            hit, by = next(((h, ev) for h, ev in ((find(ev, matched, skip=elsewhere), ev) for ev in m.evidence) if h),
-                           (None, None))
+            hit, by = _first_hit(m, matched, skip=elsewhere)
             if hit is None:
                 elsewhere_reasons.append(f"unsure: a sentence reads like the error that {m.statement}, but it speaks "
                                          f"of {other}, which is not what the error is about; the error is not named: "
@@ -257,6 +256,15 @@ def _not_english(rubric: Rubric, units_: list[Unit], n_words: int) -> str:
     return ""
 
 
+def _first_hit(m, matched: list, skip=None) -> tuple:
+    """(the first place misconception ``m`` is said, the evidence that found it), or (None, None)."""
+    for ev in m.evidence:
+        hit = find(ev, matched, skip=skip)
+        if hit is not None:
+            return hit, ev
+    return None, None
+
+
 def _lost(m, hit, by, matched: list, skip) -> list[str]:
     """The lines misconception ``m`` loses, found at ``hit`` by evidence ``by``: its ``loses``, or, when ``by`` gives
     its own (a wording of the error that contradicts less: "it overfits: it memorises the letter counts"), that, and
@@ -266,6 +274,7 @@ def _lost(m, hit, by, matched: list, skip) -> list[str]:
         return []
     if by.loses is None:
         return list(m.loses)
+
     def elsewhere(scope) -> bool:
         return any(u in hit.units for u in scope) or (skip is not None and skip(scope))
     again = any(find(ev, matched, skip=elsewhere) is not None for ev in m.evidence if ev.loses is None)

@@ -61,7 +61,7 @@ _NOT_A_PICTURE = frozenset("one part parts way ways kind sort set group number p
 def _no_noun(word: str) -> bool:
     """Whether a word after a mapping's "as" or "like" is no noun ("the heads are a lot *like* filters", "imagine
     the heads as working *together*"): a function word, an adverb or a word of comparing."""
-    return (word in FUNCTION_WORDS or word in sentences._ADVERBS or word.endswith("ly")
+    return (word in FUNCTION_WORDS or word in sentences.ADVERBS or word.endswith("ly")
             or word in ("like", "unlike", "alike", "together", "apart", "alone"))
 
 

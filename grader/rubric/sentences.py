@@ -185,8 +185,9 @@ several multiple two three four more less much enough another other such what ho
 """.split())
 #: Words a command may follow at the start of a sentence ("so picture a ...", "now imagine ...").
 _OPENERS = frozenset("so ok okay and but now then first just please also".split())
-#: Words skipped when looking back from a verb form for its subject ("the heads also run", "each one then adds").
-_ADVERBS = frozenset("""
+#: Adverbs: skipped when looking back from a verb form for its subject ("the heads also run", "each one then adds"),
+#: and no noun where a phrase's head would stand (.topic, .pictures, .worlds).
+ADVERBS = frozenset("""
 also only just still often always never usually then each all both together first simply really actually
 basically effectively not now thus therefore instead again already even itself themselves himself herself
 """.split())
@@ -289,7 +290,7 @@ def _subject_before(tokens: list[str], i: int) -> str:
     """The word before ``tokens[i]`` that could be its subject, past adverbs ("heads also run": "heads");
     '' at the start of the clause."""
     j = i - 1
-    while j >= 0 and (tokens[j] in _ADVERBS or tokens[j].endswith("ly")):
+    while j >= 0 and (tokens[j] in ADVERBS or tokens[j].endswith("ly")):
         j -= 1
     return tokens[j] if j >= 0 and tokens[j] not in _CLAUSE_END else ""
 

@@ -44,7 +44,7 @@ import re
 from functools import lru_cache
 
 from .read import FUNCTION_WORDS, words
-from .sentences import _ADVERBS, verb_kind
+from .sentences import ADVERBS, verb_kind
 
 _STRONG = re.compile(
     r"\b(?:(?:self-|multi-head |masked )?attention|attends?|attending|attended|transformers?|tokens?|embeddings?|"
@@ -199,7 +199,7 @@ def foreign_agents(text: str) -> list[str]:
                                                                            and _ends_phrase(text, at))) \
                     or text[at:at + 1] in tuple(".,;:!?()"):
                 break
-        if head in _ADVERBS or head in _PARTICLES:
+        if head in ADVERBS or head in _PARTICLES:
             continue  # "the backward pass", "passes the gradient back": no noun at all
         of = _OF.match(text, at)
         if head and not (head in _GENERIC or head in _ADJECTIVES or _ADJECTIVE.search(head) or _is_domain_word(head)
@@ -216,7 +216,7 @@ def _ends_phrase(text: str, at: int) -> bool:
     if not w1:
         return True
     first = w1.group(1)
-    if first in FUNCTION_WORDS or first in _ADVERBS or first in _PARTICLES:
+    if first in FUNCTION_WORDS or first in ADVERBS or first in _PARTICLES:
         return True
     w2 = _NEXT_WORD.match(text, w1.end())
     if verb_kind(first)[0] is None:  # a verb the list does not know, before its object ("shapes them")

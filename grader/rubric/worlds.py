@@ -123,7 +123,7 @@ def foreign_verbs(sentence: str) -> list[str]:
         if len(tok) < 4 or not tok.isalpha() or any(_known(w) for w in _stems(tok)):
             continue
         j = i - 1
-        while j >= 0 and (tokens[j] in sentences._ADVERBS or tokens[j].endswith("ly")):
+        while j >= 0 and (tokens[j] in sentences.ADVERBS or tokens[j].endswith("ly")):
             j -= 1
         before = tokens[j] if j >= 0 else ""
         after = tokens[i + 1] if i + 1 < len(tokens) else "."
