@@ -7,8 +7,8 @@ from conftest import ROOT
 from grader import rubric
 from grader.rubric.assertions import stance_of
 from grader.rubric.sentences import split_sentences
-from grader.rubric.topic import (bound_and_mixed, foreign, foreign_agents, foreign_nouns, mixed_sentences, mixed_share,
-                                  mixed_words, off_topic_share)
+from grader.rubric.mixing import bound_and_mixed, foreign_nouns, mixed_sentences, mixed_share, mixed_words
+from grader.rubric.topic import foreign, foreign_agents, off_topic_share
 
 R1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
 R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")

@@ -228,7 +228,7 @@ EXAMPLES = ex1(
     "see 'dog' but not the other way round.")
 
 
-@pytest.mark.xfail(strict=True, reason="known false flag: the 'mixing' measure (topic.mixed_share) still counts the "
+@pytest.mark.xfail(strict=True, reason="known false flag: the 'mixing' measure (mixing.mixed_share) still counts the "
                    "nouns of quoted examples; leaving them out there also let a held-out nonsense answer through")
 def test_an_answer_built_on_quoted_examples_is_not_routed_as_nonsense():
     assert worlds.world_share([N(s) for s in EXAMPLES.split(". ")]) == 0.0  # the measures of worlds.py leave them out

@@ -12,7 +12,8 @@ from .spec import Evidence
 from .read import FUNCTION_WORDS
 from .reported import reported
 from .sentences import Unit
-from .topic import anchored, bound_and_mixed, foreign_agents, mapped, misused, mixing_paragraph, strong_beyond, topical
+from .mixing import bound_and_mixed, mixing_paragraph
+from .topic import anchored, foreign_agents, mapped, misused, strong_beyond, topical
 from .worlds import bridges, unquoted
 
 

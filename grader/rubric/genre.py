@@ -33,7 +33,7 @@ from pathlib import Path
 import snowballstemmer
 
 from .read import FUNCTION_WORDS, words
-from . import topic, worlds
+from . import vocabulary, worlds
 
 #: Where the lesson's vocabulary is kept (one stem per line, ``#`` comments), written by bench/lesson_words.py.
 LESSON_WORDS_FILE = Path(__file__).with_name("lesson_words.txt")
@@ -136,8 +136,8 @@ def content_words(norms: list[str]) -> list[str]:
     return out
 
 
-def _lesson_word(word: str, vocabulary: frozenset[str]) -> bool:
-    return stem(word) in vocabulary or bool(topic._STRONG.fullmatch(word) or topic._WEAK.fullmatch(word))
+def _lesson_word(word: str, stems: frozenset[str]) -> bool:
+    return stem(word) in stems or bool(vocabulary.STRONG.fullmatch(word) or vocabulary.WEAK.fullmatch(word))
 
 
 def foreign_share(norms: list[str]) -> tuple[float, list[str]]:

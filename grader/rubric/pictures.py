@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from . import sentences, topic, worlds
+from . import sentences, vocabulary, worlds
 from .read import FUNCTION_WORDS
 from .sentences import Unit
 
@@ -118,9 +118,9 @@ def _mapping(norm: str, norms: list[str] = ()) -> tuple[str, str] | None:
             forms = _forms(noun)
             if _no_noun(noun):
                 continue
-            if any(w in _NOT_A_PICTURE or w in topic._ADJECTIVES or topic._is_domain_word(w) for w in (noun, forms[0])):
+            if any(w in _NOT_A_PICTURE or w in vocabulary.ADJECTIVES or vocabulary.is_domain_word(w) for w in (noun, forms[0])):
                 continue
-            if any(topic._general(w) for w in (noun, forms[0])) and not _noun_elsewhere(forms, norms):
+            if any(vocabulary.is_general(w) for w in (noun, forms[0])) and not _noun_elsewhere(forms, norms):
                 continue  # spelled like an adjective or an abstract noun ("detective", "station"): a noun if plural too
             return forms
     return None
@@ -230,10 +230,10 @@ def _part_noun(m: re.Match, norms: list[str]) -> tuple[str, str] | None:
         if not noun or _no_noun(noun):
             continue
         forms = _forms(noun)
-        if any(w in _NOT_A_PICTURE or w in _NOT_A_PART_PICTURE or w in topic._ADJECTIVES or topic._is_domain_word(w)
+        if any(w in _NOT_A_PICTURE or w in _NOT_A_PART_PICTURE or w in vocabulary.ADJECTIVES or vocabulary.is_domain_word(w)
                for w in (noun, forms[0])):
             continue
-        if any(topic._general(w) for w in (noun, forms[0])) and not _noun_elsewhere(forms, norms):
+        if any(vocabulary.is_general(w) for w in (noun, forms[0])) and not _noun_elsewhere(forms, norms):
             continue
         return forms
     return None

@@ -14,7 +14,7 @@ copied             0.8      mostly copied from a copy source (the copying step s
 other language     0.7      a paragraph (or the whole answer) does not read as English
 off-topic          0.6      over 30 % of the words in sentences on neither the model nor the picture (.topic)
 nonsense           0.6      over 45 % of the words in sentences mixing the lesson's terms with two or more
-                            unrelated nouns ("the residual of the soup", .topic.mixed_share), or over 55 %
+                            unrelated nouns ("the residual of the soup", .mixing.mixed_share), or over 55 %
                             in sentences laying the lesson's terms over another world ("the residual
                             connections are the hoses", "head of lettuce", .worlds.world_share), or over 80 %
                             of the words that use the lesson's terms in sentences that also name a foreign
@@ -53,7 +53,7 @@ from .reported import reported
 from .spec import Rubric
 from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
-from . import cues, genre, topic, worlds
+from . import cues, genre, mixing, topic, worlds
 
 PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "nonsense": 0.6, "contradiction": 0.5, "error named": 0.5,
            "reported": 0.5, "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "unsure": 0.4, "other": 0.5}
@@ -64,7 +64,7 @@ _KIND_OF_REASON = (("partly copied", "partly copied"), ("copied", "copied"), ("m
 #: Off-topic: more than this share of the answer's words stand in off-topic sentences (:func:`.topic.topical`).
 OFF_TOPIC_SHARE = 0.3
 #: Nonsense: more than this share of the words stand in sentences mixing lesson terms with unrelated nouns
-#: (:func:`.topic.mixed_share`; genuine answers of tests/prose's dev split reach 0.32, the nonsense ones 0.66).
+#: (:func:`.mixing.mixed_share`; genuine answers of tests/prose's dev split reach 0.32, the nonsense ones 0.66).
 MIXED_SHARE = 0.45
 #: ... counted over at least this many sentences (a short answer is judged by its length instead).
 OFF_TOPIC_MIN_SENTENCES = 4
@@ -226,11 +226,11 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
     if len(sentences) >= OFF_TOPIC_MIN_SENTENCES and share > OFF_TOPIC_SHARE:
         own[f"off-topic: {share:.0%} of the words are in sentences about neither the model nor the lesson's "
             "picture (nonsense or another topic?)"] = PENALTY["off-topic"]
-    mixed = topic.mixed_share(sentences)
+    mixed = mixing.mixed_share(sentences)
     world = worlds.world_share(sentences) if len(sentences) >= MIXED_MIN_SENTENCES else 0.0
     if len(sentences) >= MIXED_MIN_SENTENCES and mixed > MIXED_SHARE:
         own[f"nonsense?: {mixed:.0%} of the words are in sentences that mix the lesson's terms with unrelated "
-            f"things ({', '.join(topic.mixed_words(sentences))})"] = PENALTY["nonsense"]
+            f"things ({', '.join(mixing.mixed_words(sentences))})"] = PENALTY["nonsense"]
     elif world > WORLD_SHARE:
         own[f"nonsense?: {world:.0%} of the words are in sentences that mix the lesson's terms with unrelated "
             f"things, mapping them onto another world ({', '.join(worlds.world_words(sentences))})"] = \

@@ -2,13 +2,13 @@
 or an orchestra ("the residual connections are the hoses looped around the beds", "each head of lettuce has its
 own query, key and value projections", "in our orchestra the residual stream is the corridor behind the stage").
 
-:func:`.topic.mixed_sentences` lets such sentences pass as the student's own analogy: a term set equal to a
+:func:`.mixing.mixed_sentences` lets such sentences pass as the student's own analogy: a term set equal to a
 thing ("X is the Y") compares. An answer that only ever does that, and never says it compares, is another
 world explained with the lesson's words. A sentence is *foreign-world* (:func:`world_sentences`) when it
 
-- mixes the lesson's terms with two or more foreign nouns (:func:`.topic.mixed_sentences`), or
+- mixes the lesson's terms with two or more foreign nouns (:func:`.mixing.mixed_sentences`), or
 - binds a lesson term to a foreign noun ("head of lettuce", "layer norm of carpet", "the head librarian",
-  :func:`.topic.misused`) and names a foreign noun (:func:`.topic.foreign_nouns`), or
+  :func:`.topic.misused`) and names a foreign noun (:func:`.mixing.foreign_nouns`), or
 - sets a lesson term equal to a foreign noun ("the residual connections are **the hoses**", "the post-norm is
   **the conductor**") with no word that says it compares (like, imagine, think of, analogy, ...).
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from . import sentences, topic
+from . import mixing, sentences, topic, vocabulary
 from .read import FUNCTION_WORDS, words
 
 #: Words that say a sentence compares, so its foreign nouns are the student's picture, not another world.
@@ -42,12 +42,12 @@ _PHRASE_END = re.compile(r"[,;:.!?()\"“”]|\s'|'\s")
 def mapped_onto(sentence: str) -> str:
     """The foreign noun a lesson term is set equal to ("the residual connections are the hoses" -> "hoses"), or
     "" when the sentence sets no term equal to a foreign thing."""
-    for m in topic._IS_A.finditer(sentence):
+    for m in vocabulary.IS_A.finditer(sentence):
         before = " ".join(sentence[:m.start()].split()[-3:])
-        if not (topic._STRONG.search(before) or topic._WEAK.search(before)):
+        if not (vocabulary.STRONG.search(before) or vocabulary.WEAK.search(before)):
             continue
         phrase = _PHRASE_END.split(sentence[m.start():], maxsplit=1)[0]
-        nouns = [n for n in topic.foreign_nouns(phrase) if not (n.endswith("s") and topic._general(n[:-1]))]
+        nouns = [n for n in mixing.foreign_nouns(phrase) if not (n.endswith("s") and vocabulary.is_general(n[:-1]))]
         if nouns:
             return nouns[0]
     return ""
@@ -82,8 +82,8 @@ def world_sentences(norms: list[str]) -> list[str]:
     ``"mapped"``, or "" (see the module docstring). Quoted examples do not count (:func:`unquoted`)."""
     out = []
     norms = [unquoted(n) for n in norms]
-    for norm, mixed in zip(norms, topic.mixed_sentences(norms)):
-        nouns = topic.foreign_nouns(norm)
+    for norm, mixed in zip(norms, mixing.mixed_sentences(norms)):
+        nouns = mixing.foreign_nouns(norm)
         if mixed:
             out.append("mixed")
         elif nouns and topic.misused(norm, 0, len(norm)):
@@ -107,7 +107,7 @@ def world_words(norms: list[str], limit: int = 6) -> list[str]:
     out: list[str] = []
     for norm, why in zip(norms, world_sentences(norms)):
         if why:
-            out += [n for n in topic.foreign_nouns(unquoted(norm)) if n not in out]
+            out += [n for n in mixing.foreign_nouns(unquoted(norm)) if n not in out]
     return out[:limit]
 
 
@@ -130,8 +130,8 @@ def foreign_verbs(sentence: str) -> list[str]:
         if before in sentences.AUXILIARIES:
             if tok.endswith("ed"):
                 out.append(tok)
-        elif (before in sentences.SUBJECT_PRONOUNS or (topic._is_domain_word(before) and before not in FUNCTION_WORDS)) \
-                and re.search(r"[^su]s$|ed$", tok) and (after in sentences.OBJECT_STARTS or after in topic._PREPOSITIONS):
+        elif (before in sentences.SUBJECT_PRONOUNS or (vocabulary.is_domain_word(before) and before not in FUNCTION_WORDS)) \
+                and re.search(r"[^su]s$|ed$", tok) and (after in sentences.OBJECT_STARTS or after in vocabulary.PREPOSITIONS):
             out.append(tok)
     return out
 
@@ -180,8 +180,8 @@ def _known(word: str) -> bool:
     """A word of the lesson or of explanations: a function, domain, general or abstract word, an adverb, or a verb
     of :data:`.sentences.VERB_BASES` or :data:`GENERAL_VERBS` (adjective endings do not count here: "braised" is no adjective)."""
     return (word in FUNCTION_WORDS or sentences.verb_kind(word)[0] is not None or word in GENERAL_VERBS
-            or topic._is_domain_word(word)
-            or word in topic._GENERIC or word in topic._ADJECTIVES or bool(topic._ABSTRACT.search(word))
+            or vocabulary.is_domain_word(word)
+            or word in vocabulary.GENERIC or word in vocabulary.ADJECTIVES or bool(vocabulary.ABSTRACT.search(word))
             or word.endswith(("ly", "wards")))
 
 
@@ -202,13 +202,13 @@ def bridges(sentence: str) -> bool:
     the cage" or "technically our MLP visits each token in the hutch" bridge to nothing: the other world goes on."""
     for m in _BRIDGE.finditer(sentence):
         after = unquoted(sentence[m.end():])
-        if not topic._STRONG.search(after):
+        if not vocabulary.STRONG.search(after):
             continue
-        if not topic.foreign_nouns(after) or mapped_onto(after):
+        if not mixing.foreign_nouns(after) or mapped_onto(after):
             return True
         inner = after.split(")", 1)[0]
-        if sentence[:m.start()].rstrip().endswith("(") and ")" in after and topic._STRONG.search(inner) \
-                and not topic.foreign_nouns(inner):
+        if sentence[:m.start()].rstrip().endswith("(") and ")" in after and vocabulary.STRONG.search(inner) \
+                and not mixing.foreign_nouns(inner):
             return True
     return False
 
@@ -227,11 +227,11 @@ def _entangled(norm: str, verbs: bool = True) -> list[str]:
     if not _term_sentence(norm) or bridges(norm):
         return []
     norm = unquoted(norm)  # quoted examples ("'cooked' to 'chef'") are tokens, not things of another world
-    return topic.foreign_nouns(norm) + (foreign_verbs(norm) if verbs else [])
+    return mixing.foreign_nouns(norm) + (foreign_verbs(norm) if verbs else [])
 
 
 def _term_sentence(norm: str) -> bool:
-    return bool(topic._STRONG.search(norm) or topic._WEAK.search(norm))
+    return bool(vocabulary.STRONG.search(norm) or vocabulary.WEAK.search(norm))
 
 
 def _verbs_count(norms: list[str]) -> bool:
@@ -248,9 +248,9 @@ def entangled_share(norms: list[str]) -> tuple[float, int]:
         norms: the normalised sentences of an answer (every unit, prose or not).
 
     Returns:
-        (the share, 0-1, of the words of the sentences that use a lesson term (:data:`.topic._STRONG` or
-        :data:`.topic._WEAK`, any sense) that are in sentences also naming a foreign noun
-        (:func:`.topic.foreign_nouns`) or verb (:func:`foreign_verbs`, only when :data:`VERB_WORLD_SHARE` of
+        (the share, 0-1, of the words of the sentences that use a lesson term (:data:`.vocabulary.STRONG` or
+        :data:`.vocabulary.WEAK`, any sense) that are in sentences also naming a foreign noun
+        (:func:`.mixing.foreign_nouns`) or verb (:func:`foreign_verbs`, only when :data:`VERB_WORLD_SHARE` of
         the term sentences name foreign nouns) and not bridging to the model (:func:`bridges`); the number of such
         term sentences).
         (0.0, 0) when no sentence uses a term. On tests/prose's dev split genuine answers reach 0.77 (exercise 1,
@@ -288,8 +288,8 @@ def inside_another_world(share: float, n_terms: int) -> bool:
 
 #: A character of a story: a personal pronoun (he, she, his, her, ...) or "who"/"whose" right after one of the
 #: lesson's terms ("attention head 7, *who* died peacefully", "bert, *who* could see in both directions").
-_CHARACTER = re.compile(r"\b(?:he|she|him|his|her|hers|himself|herself)\b|(?:" + topic._STRONG.pattern + "|"
-                        + topic._WEAK.pattern + r")(?:\s+\d+)?,?\s+(?:who|whom|whose)\b")
+_CHARACTER = re.compile(r"\b(?:he|she|him|his|her|hers|himself|herself)\b|(?:" + vocabulary.STRONG.pattern + "|"
+                        + vocabulary.WEAK.pattern + r")(?:\s+\d+)?,?\s+(?:who|whom|whose)\b")
 #: An answer tells the lesson's terms as the characters of a story (an obituary, a fairy tale, a wedding toast)
 #: when it names characters (:data:`_CHARACTER`) at least CHARACTERS_MIN times and at more than this rate per 100
 #: words. On tests/prose's dev split genuine answers reach 4 and 0.97 (a picture of people carried through);
