@@ -290,6 +290,9 @@ def test_a_domain_word_in_another_sense_makes_weak_words_no_anchor():
 def test_a_question_answered_by_the_next_sentence_gives_it_its_topic():
     assert "stacked" in lines_earned("How do blocks make a model? They are stacked, 24 of them in BERT-large.")
     assert "stacked" not in lines_earned("Are the transformer blocks stacked? No, they are not.")
+    # a yes/no question is answered by a yes, not by any next sentence
+    assert "stacked" in lines_earned("Are the transformer blocks stacked? Yes, 24 of them in BERT-large.")
+    assert "stacked" not in lines_earned("Are the transformer blocks stacked? I did not check the code.")
 
 
 def test_a_negated_predicate_leaves_its_subject_to_what_follows():
@@ -320,6 +323,13 @@ def test_exercise4_uses_the_same_scope_rules():
     assert "whole_signal" in earned("Without residuals, every block must transform the whole signal, so what a "
                                     "block does not pass on is lost.")
     assert "whole_signal" not in earned("I doubt that without residuals every block's output replaces its input.")
+    # a consequent with no comma before it is supposed with its antecedent, whatever follows the comma (dev line
+    # passages, tests/prose/lines)
+    supposed = ("If the blocks were removed altogether the model would fall back to letter frequencies and score U, "
+                "but the no-residual model still has all six of its blocks.")
+    assert "unigram_level" not in earned(supposed)
+    assert "unigram_level" in earned(supposed.replace("If the blocks were removed altogether the model would fall",
+                                                      "The no-residual model falls"))
 
 
 # --------------------------------------------------------------------------- vague others vs endorsed authorities

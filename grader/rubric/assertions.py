@@ -257,9 +257,12 @@ def _conditions(text: str, segs: list[tuple[int, int]]) -> list[Cue]:
             rest += [(seg[0], m.start())] if text[seg[0]:m.start()].strip(" ,") else []
             make_believe = bool(cues.MAKE_BELIEVE.match(m.group(0)))
             counterfactual = [r for r in rest if make_believe or cues.HYPOTHETICAL_MODAL.search(text, *r)]
+            # A consequent with no comma before it lies inside the antecedent's stretch: "if the blocks were removed
+            # the model *would* fall back to letter frequencies, but ..." supposes both halves; it states no rule.
+            unseparated = bool(cues.HYPOTHETICAL_MODAL.search(text, m.end(), ante_end))
             out.append(Cue("supposed", m.start(), m.end(), m.start(), ante_end,
-                           rule=bool(rest) and not counterfactual and not m.group(0).startswith(("imagine", "suppos",
-                                                                                                  "let"))))
+                           rule=bool(rest) and not counterfactual and not unseparated
+                           and not m.group(0).startswith(("imagine", "suppos", "let"))))
             out += [Cue("supposed", m.start(), m.end(), a, b) for a, b in counterfactual]
     return out
 

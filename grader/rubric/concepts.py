@@ -238,7 +238,7 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
         nxt = units_[i + 1] if i + 1 < len(units_) else None
         following = nxt.norm if nxt and nxt.block == u.block and not nxt.list_item else _reply(units_, i)
         answered = len(scope) == 2 and u is scope[0] and norm.endswith("?") \
-            and not re.match(r"(?:no|not|never|nope|wrong)\b", cues.SPEAKER.sub("", scope[1].norm, count=1))
+            and _answers(norm, cues.SPEAKER.sub("", scope[1].norm, count=1))
         retracted = retractions[i]
         for c in clauses(norm, following, retracted):  # a question answered by the next sentence sets its topic
             out.append(Clause(c.start + offset, c.end + offset, c.text, c.stance, tuple(
@@ -246,6 +246,19 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
                 for q in c.cues if not (answered and q.stance == "question"))))
         offset += len(norm) + 1
     return tuple(out)
+
+
+def _answers(question: str, reply: str) -> bool:
+    """Whether ``reply`` answers ``question`` so that the question states what it asks: a question with a
+    question word ("why does post-norm fail? the norm sits on the path") is answered by any reply but a denial; a
+    yes/no question ("would a warm-up have saved it?") only by a yes ("i did not try it" leaves it asked)."""
+    if cues.YES_NO_OPEN.match(question):
+        return bool(_YES.match(reply))
+    return not re.match(r"(?:no|not|never|nope|wrong)\b", reply)
+
+
+_YES = re.compile(r"(?:yes|yeah|yep|yup|indeed|exactly|of course|absolutely|definitely|sure|it (?:does|did|would|is|was|"
+                  r"can|will)\b|they (?:do|did|would|are|were|can|will)\b)\b")
 
 
 def _reply(units_: list[Unit], i: int) -> str:

@@ -279,6 +279,9 @@ TRAILING_FRAME_END = re.compile(
 #: A sentence that opens as a question ("Does each head ..., while another ...?"): up to its "?", all of it is asked.
 QUESTION_OPEN = re.compile(r"^(?:and |but |so )?(?:do|does|did|is|are|was|were|can|could|would|will|should|has|have|"
                            r"had|how|why|who|what|which|where|when)\b")
+#: A question asked for a yes or a no ("would a warm-up have saved it?"), not for an account ("why does it fail?").
+YES_NO_OPEN = re.compile(r"^(?:and |but |so )?(?:do|does|did|is|are|was|were|can|could|would|will|should|has|have|"
+                         r"had)\b")
 #: One person or program with no authority whose words a student may only report (:data:`_SOURCE`); the step that
 #: finds reported speech (.reported) uses it for the source named before a quote.
 SOURCE = re.compile(rf"\b{_SOURCE}")
