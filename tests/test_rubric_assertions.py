@@ -91,6 +91,10 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     ("I wonder whether the heads share weights.", "the heads share weights", "question"),
     ("Heads run in parallel.", "heads run in parallel", "asserted"),
     ("Why? Heads run in parallel.", "heads run in parallel", "asserted"),
+    # a tag that asks only for agreement asserts; after an ironic "obviously" it does not
+    ("So every lawyer on the team is a head, right?", "every lawyer on the team is a head", "asserted"),
+    ("Giving each head private weights is obviously what anyone would do, right?", "each head private weights",
+     "question"),
     # conditionals
     ("If the heads ran one after another, the layer would be slower.", "the heads ran one after another", "supposed"),
     ("If the heads ran one after another, the layer would be slower.", "the layer would be slower", "supposed"),

@@ -222,6 +222,8 @@ def test_nonsense_with_the_lessons_terms_earns_nothing_and_is_measured():
     ("the original transformer, the model of the paper, used post-norm", 13, "transformer", False),
     ("the loss stays at the unigram level of the run", 22, "unigram", False),
     ("post-norm, the gradient, and the stream", 0, "post-norm", False),
+    # a clause between the commas is no apposition: "a head, the document everyone reads is the sequence, ..."
+    ("a member is a head, the document everyone reads is the sequence of tokens, and", 14, "head", False),
 ])
 def test_a_term_bound_to_a_foreign_thing(text, start, word, bound):
     assert foreign(text, start, start + len(word)) is bound

@@ -39,6 +39,10 @@ N = rubric.normalise
     ("So each cook at a station is a head.", ("cook", "cooks")),
     ("The stations are the attention heads.", ("station", "stations")),
     ("Each head is a function of the input.", None),
+    # a participle or relative clause after the noun; a number word is no noun
+    ("Each reporter covering one angle of the same story is an attention head.", ("reporter", "reporters")),
+    ("Each musician who reads the same score is a head.", ("musician", "musicians")),
+    ("In the picture one meeting room is one head.", ("room", "rooms")),
 ])
 def test_which_noun_is_mapped_onto_the_heads(sentence, picture):
     assert pictures.own_picture([N(sentence)]) == picture

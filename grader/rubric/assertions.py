@@ -292,7 +292,7 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
         trailing = cues.TRAILING_FRAME_END.search(text, *seg)
         if trailing and cues.TRAILING_FRAME_START.match(text, seg[0]):  # "that heads ... is a myth"
             marks.append(Cue("framed", trailing.start(), trailing.end(), seg[0], seg[1]))
-        if text[seg[0]:seg[1]].rstrip().endswith("?"):
+        if text[seg[0]:seg[1]].rstrip().endswith("?") and not cues.TAG_QUESTION.match(text[seg[0]:seg[1]]):
             marks.append(Cue("question", seg[1] - 1, seg[1], seg[0], seg[1]))
         marks += [Cue("supposed", m.start(), m.end(), seg[0], seg[1]) for m in cues.COUNTERFACTUAL.finditer(text, *seg)]
         if i and cues.REFUTE_SAME.match(text[seg[0]:seg[1]].lstrip(" ,;:")):

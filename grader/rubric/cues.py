@@ -279,6 +279,10 @@ TRAILING_FRAME_END = re.compile(
 #: A sentence that opens as a question ("Does each head ..., while another ...?"): up to its "?", all of it is asked.
 QUESTION_OPEN = re.compile(r"^(?:and |but |so )?(?:do|does|did|is|are|was|were|can|could|would|will|should|has|have|"
                            r"had|how|why|who|what|which|where|when)\b")
+#: A statement with a tag that asks only for agreement: "every lawyer on the team is a head, *right?*" asserts it
+#: (not after an ironic "naturally", "obviously", "of course": "... is obviously what anyone would do, right?").
+TAG_QUESTION = re.compile(r"^(?!.*\b(?:naturally|obviously|of course|sure|surely|clearly)\b).*"
+                          r",\s*(?:right|yeah|ok|okay|correct|no|is not it|are not they|do not they|does not it)\s*\?\s*$")
 #: A question asked for a yes or a no ("would a warm-up have saved it?"), not for an account ("why does it fail?").
 YES_NO_OPEN = re.compile(r"^(?:and |but |so )?(?:do|does|did|is|are|was|were|can|could|would|will|should|has|have|"
                          r"had)\b")

@@ -40,7 +40,7 @@ from .sentences import Unit
 
 _DET = r"(?:(?:a|an|the|our|my|your|some|several|many|different|separate|individual|little|small|one)\s+)"
 _HEAD = r"(?:(?:each|every|a|one|the|all the|these|several|multiple)\s+)?(?:attention\s+)?heads?"
-_NOUN = r"(?P<noun>[a-z][a-z'-]{2,})"
+_NOUN = r"(?P<noun>(?!(?:one|two|three|four|five|six|seven|eight|nine|ten)\b)[a-z][a-z'-]{2,})"
 #: The mappings that say a noun stands for the heads (a determiner or "like" before the noun, but after "as").
 _MAPPINGS = [re.compile(p) for p in (
     rf"\b(?:think of|imagine|picture|see|treat|view)\s+{_HEAD}\s+as\s+(?:being\s+)?(?:like\s+)?{_DET}*(?:\w+\s+)?"
@@ -48,7 +48,8 @@ _MAPPINGS = [re.compile(p) for p in (
     rf"\b{_HEAD}\s+(?:is|are|act as|acts as|work as|works as|behave like|behaves like)\s+(?:just\s+|basically\s+|"
     rf"kind of\s+|sort of\s+)?(?:like\s+{_DET}*|{_DET}+)(?:\w+\s+)?{_NOUN}",
     rf"\b(?:the|our|my|your|these|those|each|every|one|a|an)\s+(?:\w+\s+)?{_NOUN}"
-    rf"(?:\s+(?:at|in|of|on|from|with)\s+(?:the|a|an|each|every|our|my|their|his|her)\s+[a-z'-]+)?\s+"
+    rf"(?:\s+(?:at|in|of|on|from|with)\s+(?:the|a|an|each|every|our|my|their|his|her)\s+[a-z'-]+)?"
+    rf"(?:\s+(?:who|that|[a-z]+ing)\b(?:\s+[^\s,;:.]+){{2,7}}?)?\s+"  # "each reporter *covering one angle* is a head"
     rf"(?:are|is|=|stand for|stands for|play|plays)\s+"
     rf"(?:like\s+)?(?:the\s+role\s+of\s+)?(?:the\s+|a\s+|an\s+|one\s+|each\s+)?(?:attention\s+)?heads?\b",
     rf"\b{_NOUN}\s*=\s*{_HEAD}\b",
@@ -96,7 +97,7 @@ def _stated(norm: str, forms: tuple[str, str]) -> tuple[int, int] | None:
     "think of the heads as a squad of detectives"): the (start, end) of that mapping, which earns it as written;
     None when the sentence states none."""
     noun = rf"\b(?:{re.escape(forms[0])}|{re.escape(forms[1])})\b"
-    link = r"\W+(?:\w+\W+){0,4}?(?:is|are|=|as|like|stands? for|plays?|means?)\W+(?:\w+\W+){0,4}?"
+    link = r"\W+(?:\w+\W+){0,8}?(?:is|are|=|as|like|stands? for|plays?|means?)\W+(?:\w+\W+){0,4}?"
     m = re.search(noun + link + r"heads?\b", norm) or re.search(r"\bheads?\b" + link + noun, norm)
     return m.span() if m else None
 

@@ -61,11 +61,15 @@ _COMPOUND_OF = re.compile(r"\s+(?!of\b)([^\W\d_][\w-]*)(?=\s+of\s)")
 _APPOSITION = re.compile(r"\s*,\s+(?:the|a|an|my|your|his|her|their|our|its|this|that)\s+([^,;:.!?()]{1,60}?)\s*,")
 
 
+#: A verb that makes the stretch between two commas a clause, not an apposition.
+_CLAUSE_VERB = re.compile(r"\b(?:is|are|was|were|becomes?|means?|equals?)\b|=")
+
+
 def _apposed(text: str, end: int) -> str:
     """The head noun of an apposition right after ``end`` that names a foreign thing ("" if none)."""
     m = _APPOSITION.match(text, end)
-    if not m:
-        return ""
+    if not m or _CLAUSE_VERB.search(m.group(1)):
+        return ""  # "a member is a head, the document everyone reads is the sequence, ...": a clause of a list
     head = ""
     for w in m.group(1).split()[:5]:
         if w in PREPOSITIONS or w in FUNCTION_WORDS:

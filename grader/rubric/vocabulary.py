@@ -34,7 +34,7 @@ NAME_CONTEXT = re.compile(
 #: The lesson's picture, a team reviewing one contract (exercise 1's question 1): never foreign.
 PICTURE = re.compile(
     r"\b(?:persons?|people|team|teams|members?|lawyers?|readers?|reviewers?|colleagues?|experts?|associates?|"
-    r"teammates?|workers?|analysts?|proofreaders?|committee|contracts?|notes?|picture|analogy|metaphor|"
+    r"teammates?|workers?|analysts?|proofreaders?|committee|contracts?|documents?|notes?|reviews?|picture|analogy|metaphor|"
     r"everyone|everybody|specialists?)\b")
 
 #: Nouns that may follow "of" after a domain word without leaving the domain (besides anchors and picture words).
