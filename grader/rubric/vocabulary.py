@@ -70,7 +70,7 @@ beginning top bottom thing things difference reason
 noun nouns pronoun pronouns verb verbs subject subjects object objects adjective adjectives adverb clause phrase
 grammar syntax meaning name names term terms date dates detail details kind kinds type types order
 lot bit bunch couple number part parts sort form set pair series variety range amount amounts day days history
-middle past year years others root
+middle past year years others root division labour labor
 source story design trick problem downside upside limit maximum minimum price step findings result standard
 variant variants version versions placement setup choice method approach recipe model one ones designers engineers
 """.split())
