@@ -11,7 +11,7 @@ Per file and line it prints:
 - recall: passages labelled ``earns = true`` whose line is counted (a miss costs a student a point a teacher gives);
 - false credit: passages labelled ``earns = false`` whose line is counted (a point a teacher would not give).
 
-Files named ``dev_*`` may be tuned on; ``heldout_*`` were written by writers who never saw the rubric or the grader
+Files named ``dev*`` may be tuned on; ``heldout_*`` were written by writers who never saw the rubric or the grader
 and are never tuned on: ``--show`` prints the misses of the dev files only, and nothing prints a held-out passage.
 
 Run: python bench/line_passages.py [--show]
@@ -130,7 +130,7 @@ def summary(rows: list[Judged]) -> dict[str, tuple[int, int, int, int]]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--show", action="store_true", help="print every miss and false credit of the dev files (dev_*)")
+    p.add_argument("--show", action="store_true", help="print every miss and false credit of the dev files (dev*)")
     args = p.parse_args(argv)
     for path in files():
         rows = judge_file(path)
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
               f"false credit {false} of {len(other)}")
         for line, (n, c, m, f) in summary(rows).items():
             print(f"  {line:26s} recall {c:3d} of {n:3d}   false credit {f:2d} of {m:2d}")
-        if args.show and path.stem.startswith("dev_"):
+        if args.show and path.stem.startswith("dev"):
             for r in rows:
                 if r.credited != r.earns:
                     print(f"  {'MISSED' if r.earns else 'FALSE '} {r.line} [{r.style}] :: {r.text}")

@@ -91,6 +91,11 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     ("I wonder whether the heads share weights.", "the heads share weights", "question"),
     ("Heads run in parallel.", "heads run in parallel", "asserted"),
     ("Why? Heads run in parallel.", "heads run in parallel", "asserted"),
+    # a negation that governs a "that" clause stops where the writer draws a conclusion
+    ("It knows e is common but not that q is followed by u, which is why its loss sits at U.", "its loss sits at u",
+     "asserted"),
+    ("It is not true that the heads run in parallel, which is why they share weights.", "the heads run in parallel",
+     "negated"),
     # a tag that asks only for agreement asserts; after an ironic "obviously" it does not
     ("So every lawyer on the team is a head, right?", "every lawyer on the team is a head", "asserted"),
     ("Giving each head private weights is obviously what anyone would do, right?", "each head private weights",

@@ -196,6 +196,10 @@ def _np_end(text: str, start: int, limit: int, predicate_after: bool = True) -> 
     return end
 
 
+#: Where a governed complement ends: a clause that draws the writer's own conclusion ("..., which is why ...").
+_CONCLUSION = re.compile(r",\s*(?:which is why|which means|so that is why|hence|thus|and that is why)\b")
+
+
 def _negations(text: str, seg: tuple[int, int], subs: list[tuple[int, int]]) -> list[Cue]:
     """Negation cues of one segment, each with its scope (see the module docstring)."""
     blocked = [(m.start(), m.end()) for m in cues.NOT_NEGATION.finditer(text, *seg)]
@@ -209,8 +213,10 @@ def _negations(text: str, seg: tuple[int, int], subs: list[tuple[int, int]]) -> 
             if verbal or (m.group(0) == "no" and opens):
                 scope = (m.start(), sub[1])  # the predicate; the subject before it is shared with what follows
                 after = text[sub[1]:seg[1]].lstrip(" ,")
-                if re.match(r"(?:that|whether|if)\b", after):  # a negated matrix clause governs its complement
-                    scope = (m.start(), seg[1])
+                if re.match(r"(?:that|whether|if)\b", after):
+                    # a negated matrix clause governs its complement, up to a clause that draws a conclusion
+                    stop = _CONCLUSION.search(text, sub[1], seg[1])
+                    scope = (m.start(), stop.start() if stop else seg[1])
             else:
                 word = re.match(r"\S+", text[m.end():sub[1]].lstrip())
                 scope = (m.start(), _np_end(text, m.end(), sub[1], m.group(0) != "no") if word else m.end())
