@@ -517,3 +517,14 @@ def test_foreign_agents():
     assert foreign_agents(N("In the lecture we saw that the heads run on the same input.")) == []
     assert foreign_agents(N("The paper shows the learned weights of the rest of the model.")) == []
     assert foreign_agents(N("One head links a pronoun and the noun it refers to.")) == []  # the lesson's words
+
+
+def test_stacking_is_said_of_blocks_not_of_heads_or_sublayers():
+    # dev2 line passages (tests/prose/lines): the heads of one layer, or the two sub-layers of one block, are no stack
+    assert "stacked" in lines_earned("Attention mixes the tokens. BERT-base is 12 identical encoder blocks deep.")
+    assert "stacked" in lines_earned("Attention mixes the tokens. The model is blocks on top of blocks, each "
+                                     "polishing what the last one made.")
+    assert "stacked" not in lines_earned("Attention mixes the tokens. The heads of a layer are stacked on top of each "
+                                         "other, each head refining what the previous head produced.")
+    assert "stacked" not in lines_earned("Attention mixes the tokens. Inside the block the two sublayers come one "
+                                         "after another.")
