@@ -26,9 +26,11 @@ _spec.loader.exec_module(bench)
 #: and 8; of exercise 1: dev_ex1 84 and 2, heldout_ex1 65 and 2. A second round (three more writers), at arrival: dev2_ex1
 #: 71 of 96 and 6 of 32 (65 and 6 under 1036bff's rules), dev2_ex4 45 of 72 and 4 of 24 (42 and 7), heldout2_ex1 60 of
 #: 96 and 2 of 32 (54 and 2). After exercise 4's rules were tuned on dev2_ex4: dev2_ex4 63 and 4, heldout_ex4 108 and 8;
-#: after exercise 1's were tuned on dev2_ex1: dev2_ex1 85 and 4, heldout_ex1 68 and 2, heldout2_ex1 63 and 1.
-LIMITS = {"dev_ex1_lines": (82, 3), "dev_ex4_lines": (110, 8), "dev2_ex1_lines": (83, 5), "dev2_ex4_lines": (61, 5),
-          "heldout_ex1_lines": (66, 3), "heldout_ex4_lines": (105, 9), "heldout2_ex1_lines": (61, 2)}
+#: after exercise 1's were tuned on dev2_ex1: dev2_ex1 85 and 4, heldout_ex1 68 and 2, heldout2_ex1 63 and 1. After a
+#: review's near misses were excluded (tests/test_line_near_misses.py): dev_ex1 84 and 2, dev2_ex1 82 and 3, dev2_ex4
+#: 61 and 4, heldout_ex1 65 and 2, heldout2_ex1 62 and 1, heldout_ex4 108 and 8.
+LIMITS = {"dev_ex1_lines": (82, 3), "dev_ex4_lines": (110, 8), "dev2_ex1_lines": (80, 4), "dev2_ex4_lines": (59, 5),
+          "heldout_ex1_lines": (63, 3), "heldout_ex4_lines": (105, 9), "heldout2_ex1_lines": (60, 2)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))

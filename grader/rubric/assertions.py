@@ -196,6 +196,14 @@ def _np_end(text: str, start: int, limit: int, predicate_after: bool = True) -> 
     return end
 
 
+#: What follows a consequent with no comma before it when the whole conditional is contrary to fact ("if the heads
+#: ran one after another the layer would be slower, *but* they do not"); after "so" or "which" the writer concludes
+#: from it, and the conditional states a rule.
+_CONTRAST = re.compile(r"(?:but|yet|however|whereas|although|though|while)\b")
+#: A next sentence that corrects a statement with an agreement tag ("..., right? Well, no.", "Actually, no:").
+_CORRECTION = re.compile(r"(?:well,? |actually,? |hmm,? )?(?:no\b|nope\b|not\b|wrong\b|false\b|i used to\b|"
+                         r"(?:that|this) (?:turns out|is (?:what i|wrong|false|not|the mistake)|was (?:wrong|a mistake))|"
+                         r"actually\b)")
 #: Where a governed complement ends: a clause that draws the writer's own conclusion ("..., which is why ...").
 _CONCLUSION = re.compile(r",\s*(?:which is why|which means|so that is why|hence|thus|and that is why)\b")
 
@@ -265,7 +273,8 @@ def _conditions(text: str, segs: list[tuple[int, int]]) -> list[Cue]:
             counterfactual = [r for r in rest if make_believe or cues.HYPOTHETICAL_MODAL.search(text, *r)]
             # A consequent with no comma before it lies inside the antecedent's stretch: "if the blocks were removed
             # the model *would* fall back to letter frequencies, but ..." supposes both halves; it states no rule.
-            unseparated = bool(cues.HYPOTHETICAL_MODAL.search(text, m.end(), ante_end))
+            unseparated = bool(cues.HYPOTHETICAL_MODAL.search(text, m.end(), ante_end)) \
+                and (not text[ante_end:].strip(" ,.") or bool(_CONTRAST.match(text[ante_end:].lstrip(" ,"))))
             out.append(Cue("supposed", m.start(), m.end(), m.start(), ante_end,
                            rule=bool(rest) and not counterfactual and not unseparated
                            and not m.group(0).startswith(("imagine", "suppos", "let"))))
@@ -298,7 +307,8 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
         trailing = cues.TRAILING_FRAME_END.search(text, *seg)
         if trailing and cues.TRAILING_FRAME_START.match(text, seg[0]):  # "that heads ... is a myth"
             marks.append(Cue("framed", trailing.start(), trailing.end(), seg[0], seg[1]))
-        if text[seg[0]:seg[1]].rstrip().endswith("?") and not cues.TAG_QUESTION.match(text[seg[0]:seg[1]]):
+        if text[seg[0]:seg[1]].rstrip().endswith("?") and not (cues.TAG_QUESTION.match(text[seg[0]:seg[1]])
+                                                               and not _CORRECTION.match(following.strip())):
             marks.append(Cue("question", seg[1] - 1, seg[1], seg[0], seg[1]))
         marks += [Cue("supposed", m.start(), m.end(), seg[0], seg[1]) for m in cues.COUNTERFACTUAL.finditer(text, *seg)]
         if i and cues.REFUTE_SAME.match(text[seg[0]:seg[1]].lstrip(" ,;:")):

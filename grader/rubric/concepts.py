@@ -249,16 +249,23 @@ def _clauses(scope: tuple[Unit, ...], norms: tuple[str, ...], units_: list[Unit]
 
 
 def _answers(question: str, reply: str) -> bool:
-    """Whether ``reply`` answers ``question`` so that the question states what it asks: a question with a
-    question word ("why does post-norm fail? the norm sits on the path") is answered by any reply but a denial; a
-    yes/no question ("would a warm-up have saved it?") only by a yes ("i did not try it" leaves it asked)."""
-    if cues.YES_NO_OPEN.match(question):
-        return bool(_YES.match(reply))
-    return not re.match(r"(?:no|not|never|nope|wrong)\b", reply)
+    """Whether ``reply`` answers ``question`` so that the question states what it asks: any reply but a denial does
+    ("why does post-norm fail? the norm sits on the path", "does the gradient reach block 1? through the additions, it
+    does"); a yes/no question ("would a warm-up have saved it?") is not answered by a reply that gives no answer
+    either ("i did not try it", "hard to say", "maybe") or denies it ("it did not in my runs")."""
+    if re.match(r"(?:no|not|never|nope|wrong|definitely not|certainly not|of course not|absolutely not)\b", reply):
+        return False
+    return not (cues.YES_NO_OPEN.match(question) and (_NO_ANSWER.match(reply) or _UNSURE.search(reply)))
 
 
-_YES = re.compile(r"(?:yes|yeah|yep|yup|indeed|exactly|of course|absolutely|definitely|sure|it (?:does|did|would|is|was|"
-                  r"can|will)\b|they (?:do|did|would|are|were|can|will)\b)\b")
+#: A reply that says the writer could not tell ("that is the part I could not work out", "I'm honestly not sure").
+_UNSURE = re.compile(r"\bi (?:could|can) not (?:decide|tell|say|work|figure|see)\b|\bnot sure\b|\bno idea\b|\bi do not know\b")
+#: A reply to a yes/no question that gives no yes: a denial, a doubt, or "I did not try it".
+_NO_ANSWER = re.compile(r"(?:well,? |hmm,? |honestly,? )?(?:i (?:did|do|have|had) not\b|i (?:am|was) not sure\b|"
+                        r"(?:it|they|this|that) (?:did|does|do|is|are|was|were|would|will|can|could) not\b|"
+                        r"(?:it is |that is |this is )?(?:hard|impossible|difficult) to (?:say|tell)\b|who knows\b|maybe\b|"
+                        r"perhaps\b|possibly\b|unclear\b|i (?:can not|could not) (?:say|tell)\b|no idea\b|not sure\b|"
+                        r"(?:that|this|it) is (?:unclear|not clear|an open question)\b)")
 
 
 def _reply(units_: list[Unit], i: int) -> str:

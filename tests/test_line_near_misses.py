@@ -1,0 +1,115 @@
+"""Near misses of the widened line rules (2026-12-07), found by a code review that wrote sentences students write
+with the new words in another sense, said of another run or part, negated or asked. Each must earn nothing; the
+right versions beside them must still earn their line (bench/line_passages.py grades a passage inside a neutral
+answer)."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("line_passages", ROOT / "bench/line_passages.py")
+lines = importlib.util.module_from_spec(_spec)
+sys.modules["line_passages"] = lines
+_spec.loader.exec_module(lines)
+_spec = importlib.util.spec_from_file_location("named_errors", ROOT / "bench/named_errors.py")
+errors = importlib.util.module_from_spec(_spec)
+sys.modules["named_errors"] = errors
+_spec.loader.exec_module(errors)
+
+NOT_CREDITED = [  # (line, passage): a teacher would not credit the line
+ ("whole_signal","The layer norms keep every block on the same scale; removing them makes the whole signal drift."),
+ ("whole_signal","Post-norm needs warm-up. If you remove it, every input to the first block is hit by huge updates."),
+ ("whole_signal","Dropout was disabled for the residual runs, so all of the information reaches the next layer."),
+ ("whole_signal","The error signal ripples back through the residual stream to every block, so the whole input keeps its gradient."),
+ ("whole_signal","Without residuals the learning signal can not reach the first blocks."),
+ ("whole_signal","Without residuals the training signal is degraded by the time it reaches layer 1."),
+ ("whole_signal","Without residuals, the gradient only gets through if every layer keeps its Jacobian close to one."),
+ ("whole_signal","Without residuals the gradient vanishes unless every layer passes it back intact."),
+ ("whole_signal","In post-norm the gradient has to be carried through every layer norm, which shrinks it."),
+ ("whole_signal","Without residuals the feed-forward layers still get the embeddings as their input."),
+ ("whole_signal","I removed the residual connections; the forward computation of the features stays the same, only the gradients change."),
+ ("whole_signal","Without the skip connections, what I saw is that the loss dropped to 3.3 and stayed there."),
+ ("whole_signal","Without skip connections the optimizer can only update what the last block controls."),
+ ("whole_signal","Without residuals the features are not degraded; the problem is only the gradient."),
+ ("unigram_level","A histogram of the gradient norms shows they stay tiny in the first blocks."),
+ ("unigram_level","I plotted a histogram of the activations in pre-norm; they only spread out after step 500."),
+ ("unigram_level","The MLP is context-free: it only sees one position at a time, the attention does the mixing."),
+ ("unigram_level","At 1.5e-2 the post-norm run collapses and outputs the same distribution for every position, stuck at 3.3."),
+ ("unigram_level","The pre-norm model never gives the same prediction for every position; it uses the context."),
+ ("unigram_level","Thanks to the residual stream each block sees the current character no matter what came before it, so it never forgets it."),
+ ("stacked","A transformer block is a sequence of two layers: attention and an MLP."),
+ ("stacked","Inside the block there is a series of layers: attention, then the MLP."),
+ ("stacked","The attention layer's output goes into the MLP after the residual add."),
+ ("stacked","Layer 1's output feeds the MLP inside the same block."),
+ ("stacked","Each block applies layer norm two times, once before each sub-layer."),
+ ("stacked","In pre-norm the layer norm is applied two times per block."),
+ ("stacked","The MLP is applied to each token, so the layer is applied n times, once per position."),
+ ("stacked","The block below shows the pre-norm layout with its two sub-layers."),
+ ("stacked","The layer after layer norm is the attention."),
+ ("cost_one_head","More heads mean more cost: eight heads cost eight times as much as one head, with d_model = 512."),
+ ("cost_one_head","Each extra head adds compute: with h = 12 the layer does twelve single-head computations."),
+ ("cost_one_head","Each head is cheap: one head has d_k = 64 dimensions."),
+ ("cost_one_head","The heads all run in parallel; the computation is the same for each head, only the weights differ."),
+ ("cost_one_head","All heads read the same sequence, so the total input is the same for every head."),
+ ("analogy_limits","Each head does not receive the whole embedding, only a 64-dimensional slice of it."),
+ ("analogy_limits","The heads do not receive different inputs: each one gets the same tokens."),
+ ("analogy_limits","No extra weights are given to the heads; they only get a slice of the dimensions."),
+ ("postnorm_in_gradient_path","There is no way post-norm trains at 1.5e-2; its gradients blow up."),
+ ("postnorm_in_gradient_path","The post-norm loss went backwards after step 200, and there was no way back."),
+ ("postnorm_in_gradient_path","Post-norm failed, the gradient norm spiked, and after that the loss no longer passed 3.3."),
+ ("postnorm_in_gradient_path","Post-norm is not a shortcut to better results: it needs a warm-up."),
+ ("concat_w_o","The whole network, including W_O, is trained end to end with backprop."),
+ ("analogy_mapped","The contract is split into pages, one per reviewer, and the notes are stapled together and merged by W_O."),
+ ("gradient_path","In the no-residual run the gradient does not go through any residual connection, it goes through each weight matrix."),
+ ("gradient_path","Does the residual stream carry the gradient straight back to the first block? It did not in my runs, as far as I can tell."),
+ ("gradient_path","Does the residual stream carry the gradient straight back to the first block? They do not seem to."),
+ ("gradient_path","Does the residual stream carry the gradient straight back to the first block? It is hard to say from four runs."),
+ ("unigram_level","Is the no-residual run only learning letter frequencies? Definitely not."),
+]
+
+
+CREDITED = [  # a teacher would credit the line
+ ("gradient_path","Does the gradient reach the first block directly through the residual stream? Through the additions, it does."),
+ ("gradient_path","Does the residual stream give the gradient a direct path to the first blocks? In pre-norm, yes: the additions copy it back untouched."),
+ ("warmup","Would post-norm have worked with a warm-up? Probably, since the original Transformer used one."),
+ ("unigram_level","Is the no-residual model only learning letter frequencies? Its loss sits exactly at U = 3.29."),
+ ("unigram_level","If the residuals are removed the model would only learn letter frequencies, which is exactly what we see in the table."),
+ ("whole_signal","If you remove the skip connections every block would have to carry the whole signal, and that is what kills the no-residual run."),
+]
+
+
+@pytest.mark.parametrize("line, passage", NOT_CREDITED)
+def test_a_near_miss_earns_nothing(line, passage):
+    assert not lines.credited(line, passage)
+
+
+@pytest.mark.parametrize("line, passage", CREDITED)
+def test_the_right_version_still_earns(line, passage):
+    assert lines.credited(line, passage)
+
+
+@pytest.mark.parametrize("q, sentence", [
+    # "remove them" is the norms, "take it away" the warm-up: no run without residuals, no exploding-gradient error
+    ("ex4", "The layer norms keep the activations in range; remove them and the gradients can explode."),
+    ("ex4", "Warm-up keeps the first steps small. Take it away and the gradients blow up."),
+    # a statement with an agreement tag, corrected by the next sentence
+    (1, "Each head gets its own slice of the tokens, right? Well, no."),
+    (1, "Each head gets its own slice of the tokens, right? Actually, no: every head reads all of them."),
+    (1, "Each head gets its own slice of the tokens, right? I used to think so."),
+    (1, "Each head gets its own slice of the tokens, right? That turns out to be false."),
+    (1, "Each head gets its own slice of the tokens, right? That is what I thought at first, but it is wrong."),
+    (2, "The MLP mixes information between the tokens, no? Actually it does not, it works on each token separately."),
+    (1, "Each head gets its own slice of the tokens, correct? This is the mistake I made in my first draft."),
+])
+def test_no_error_is_named_for_a_corrected_or_foreign_sentence(q, sentence):
+    assert errors.named(q, sentence)[0] == ()
+
+
+def test_a_rule_concluded_after_so_is_the_students_claim():
+    # a conditional with no comma before its consequent states a rule when the writer concludes from it
+    assert errors.named(1, "If we add more heads the compute would grow linearly, so more heads are more "
+                           "expensive.")[0] == ("heads_cost_more",)
