@@ -109,6 +109,17 @@ def test_no_error_is_named_for_a_corrected_or_foreign_sentence(q, sentence):
     assert errors.named(q, sentence)[0] == ()
 
 
+@pytest.mark.parametrize("line, passage", [
+    # dev3 line passages: another's claim the student does not follow, a question the next sentence leaves open
+    ("analogy_mapped", "My study group said each reviewer is a head and merging the notes means concat plus W_O, but I "
+                       "didn't really follow how they got that."),
+    ("stacked", "How many blocks get stacked, and does each block really build on the one below? I couldn't work that "
+                "out from the lecture."),
+])
+def test_a_claim_left_open_earns_nothing(line, passage):
+    assert not lines.credited(line, passage)
+
+
 def test_a_rule_concluded_after_so_is_the_students_claim():
     # a conditional with no comma before its consequent states a rule when the writer concludes from it
     assert errors.named(1, "If we add more heads the compute would grow linearly, so more heads are more "
