@@ -69,6 +69,38 @@ NOT_CREDITED = [  # (line, passage): a teacher would not credit the line
  ("gradient_path","Does the residual stream carry the gradient straight back to the first block? They do not seem to."),
  ("gradient_path","Does the residual stream carry the gradient straight back to the first block? It is hard to say from four runs."),
  ("unigram_level","Is the no-residual run only learning letter frequencies? Definitely not."),
+    # a second review, of the third round's words (292fea3)
+    ('analogy_limits', 'The heads are not allocated their own weights; they all share one set of Q, K and V.'),
+    ('analogy_limits', 'The heads are not allotted separate parameters, they share one big matrix.'),
+    ('analogy_limits', 'Attention heads do not impose any order on the tokens, which is why we need positional encodings.'),
+    ('analogy_limits', 'The number of heads is not specified by the model; you choose it as a hyperparameter.'),
+    ('analogy_limits', 'The head size is not planned separately, it is just d_model divided by the number of heads.'),
+    ('cost_one_head', 'The attention weights of one head sum to 1 over the tokens, which makes the computation a weighted average.'),
+    ('cost_one_head', 'Each head needs exactly as many multiply-adds as one full-width head, so twelve heads cost twelve times more.'),
+    ('cost_one_head', "The heads' operations add up to twelve times those of one full-width head."),
+    ('cost_one_head', 'Each head performs the same operations as a single attention head, just with its own weights.'),
+    ('cost_one_head', 'The parameters of W_Q are split exactly, one slice for each head.'),
+    ('stacked', 'In pre-norm, the layer norm inside each block is applied two times.'),
+    ('stacked', 'Layer norm in each block is used two times, once before attention and once before the MLP.'),
+    ('stacked', 'The residual connection in each block is used two times, around attention and around the MLP.'),
+    ('stacked', 'The MLP is applied to each token, so the block is applied n times, once per position.'),
+    ('stacked', 'The attention and MLP blocks are in series, with a residual around each.'),
+    ('stacked', 'Inside a block, the attention and MLP sub-blocks are in series.'),
+    ('stacked', 'In the MLP, layer 1 expands the vector to 3072 and passes it to layer 2, which shrinks it back to 768.'),
+    ('stacked', 'Layer 0 gives broad attention, whereas layer 11 focuses on a few tokens.'),
+    ('stacked', 'Block 1 gives sharper attention patterns than block 12.'),
+    ('stacked', "In each layer, the heads' outputs are stacked on each other into one vector."),
+    ('stacked', 'In GPT-2, W_Q, W_K and W_V are stacked on each other in one layer, c_attn.'),
+    ('analogy_mapped', 'Each lawyer is one head. In summary, the outputs go through W_O.'),
+    ('analogy_mapped', 'Each lawyer is one head. The outputs of all heads are then combined.'),
+    ('analogy_mapped', 'Each lawyer is one head. The outputs are combined by W_O.'),
+    ('analogy_mapped', 'Each lawyer is one head. Each head combines the value vectors using its attention weights, after a projection of the input.'),
+    ('analogy_mapped', 'Each lawyer is one head. In summary, each head has its own projection of the input.'),
+    ('analogy_limits', 'The function of the softmax is to turn the scores that come from the data into weights.'),
+    ('analogy_limits', "Each head's task is to find relations, and the queries and keys come from the data."),
+    ('analogy_limits', "The heads' roles can overlap, and problems arise when two heads do the same job."),
+    ('analogy_limits', 'The task of the model is next-token prediction, and the labels come from the data.'),
+    ('analogy_mapped', 'The lawyers report to one boss, namely the head of the team. Merging their notes is the concatenation followed by W_O.'),
 ]
 
 
@@ -79,6 +111,12 @@ CREDITED = [  # a teacher would credit the line
  ("unigram_level","Is the no-residual model only learning letter frequencies? Its loss sits exactly at U = 3.29."),
  ("unigram_level","If the residuals are removed the model would only learn letter frequencies, which is exactly what we see in the table."),
  ("whole_signal","If you remove the skip connections every block would have to carry the whole signal, and that is what kills the no-residual run."),
+    ('stacked', 'GPT-2 small stacks 12 of these blocks. I do not understand why 12 and not more.'),
+    ('stacked', 'GPT-2 small stacks 12 of these blocks. It seems unlikely to me that more would always help.'),
+    ('cost_one_head', 'All twelve heads together cost about as much as one full-width head. I did not really understand why until I wrote out the shapes.'),
+    ('stacked', 'Why are 12 blocks stacked in GPT-2 small? Each one refines the output of the one below; I could not tell you why exactly 12.'),
+    ('analogy_mapped', 'The team has twelve lawyers, i.e. twelve heads, and merging their notes is the concatenation followed by W_O.'),
+    ('analogy_mapped', 'Each lawyer, i.e. each head, reads the contract, and merging their notes is the concatenation followed by W_O.'),
 ]
 
 
@@ -110,9 +148,7 @@ def test_no_error_is_named_for_a_corrected_or_foreign_sentence(q, sentence):
 
 
 @pytest.mark.parametrize("line, passage", [
-    # dev3 line passages: another's claim the student does not follow, a question the next sentence leaves open
-    ("analogy_mapped", "My study group said each reviewer is a head and merging the notes means concat plus W_O, but I "
-                       "didn't really follow how they got that."),
+    # dev3 line passages: a question the next sentence leaves open
     ("stacked", "How many blocks get stacked, and does each block really build on the one below? I couldn't work that "
                 "out from the lecture."),
 ])
@@ -124,3 +160,15 @@ def test_a_rule_concluded_after_so_is_the_students_claim():
     # a conditional with no comma before its consequent states a rule when the writer concludes from it
     assert errors.named(1, "If we add more heads the compute would grow linearly, so more heads are more "
                            "expensive.")[0] == ("heads_cost_more",)
+
+
+@pytest.mark.parametrize("q, sentence, error", [
+    # not understanding why something holds is no doubt that it holds: the error is the student's
+    (2, 'The MLP mixes information between the tokens. I do not really understand how it does that.', 'mlp_mixes_tokens'),
+    (3, 'BERT uses a causal mask, like GPT. I did not follow why though.', 'bert_causal'),
+    (1, 'The heads split the sentence between them, so each head reads a different part of the tokens. I do not understand why it is done that way.', 'heads_split_tokens'),
+    (1, 'More heads means more compute, twelve heads cost twelve times as much. That seems wrong to me at first, but it is true.', 'heads_cost_more'),
+]
+)
+def test_an_error_followed_by_not_understanding_why_is_named(q, sentence, error):
+    assert error in errors.named(q, sentence)[0]

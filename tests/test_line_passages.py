@@ -31,10 +31,11 @@ _spec.loader.exec_module(bench)
 #: 61 and 4, heldout_ex1 65 and 2, heldout2_ex1 62 and 1, heldout_ex4 108 and 8.
 #: A third round, at arrival (102a0cb): dev3_ex1 72 of 96 and 4 of 32 (68 and 4 under 1036bff's rules), heldout3_ex1
 #: 72 of 96 and 4 of 32 (63 and 4). After exercise 1's rules were tuned on dev3_ex1: dev3_ex1 86 and 2, heldout_ex1 68
-#: and 2, heldout2_ex1 67 and 1, heldout3_ex1 77 and 4.
+#: and 2, heldout2_ex1 67 and 1, heldout3_ex1 77 and 4; after a second review's near misses were excluded: dev3_ex1 85
+#: and 3, heldout_ex1 67 and 2, heldout2_ex1 65 and 1, heldout3_ex1 76 and 4.
 LIMITS = {"dev_ex1_lines": (82, 3), "dev_ex4_lines": (110, 8), "dev2_ex1_lines": (81, 4), "dev2_ex4_lines": (59, 5),
-          "dev3_ex1_lines": (84, 3), "heldout_ex1_lines": (66, 3), "heldout_ex4_lines": (105, 9),
-          "heldout2_ex1_lines": (65, 2), "heldout3_ex1_lines": (75, 5)}
+          "dev3_ex1_lines": (83, 4), "heldout_ex1_lines": (65, 3), "heldout_ex4_lines": (105, 9),
+          "heldout2_ex1_lines": (63, 2), "heldout3_ex1_lines": (74, 5)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))

@@ -255,9 +255,9 @@ def _answers(question: str, reply: str) -> bool:
     either ("i did not try it", "hard to say", "maybe") or denies it ("it did not in my runs")."""
     if re.match(r"(?:no|not|never|nope|wrong|definitely not|certainly not|of course not|absolutely not)\b", reply):
         return False
-    if _UNSURE.search(reply):
+    if _UNSURE.match(reply):
         return False
-    return not (cues.YES_NO_OPEN.match(question) and _NO_ANSWER.match(reply))
+    return not (cues.YES_NO_OPEN.match(question) and (_NO_ANSWER.match(reply) or _UNSURE.search(reply)))
 
 
 #: A reply that says the writer could not tell ("that is the part I could not work out", "I'm honestly not sure").

@@ -189,8 +189,6 @@ DISTANCE = re.compile(
     r"(?:that|this|it) is (?:only |just )?(?:their|his|her|the authors'|other people's) (?:claim|view|opinion|idea|story|theory)|"
     r"i would not (?:commit|bet|swear|vouch|rely|put money)|i have not (?:checked|verified|confirmed|tested|looked)|"
     r"i (?:can not|could not) (?:confirm|verify|check|vouch|say for sure)|i do not (?:really )?know\b|"
-    r"i (?:did not|do not) (?:really |quite |fully )?(?:follow|understand|get) (?:it|that|this|how|why)\b|"
-    r"(?:that|this|it) seems? (?:impossible|wrong|unlikely|doubtful) to me\b|"
     r"i (?:will |would |shall )?leave (?:that|this|it|the rest) to|(?:that|this) is (?:what|how) (?:they|people|some|"
     r"others) (?:say|claim|think|believe|see it)|(?:maybe|perhaps|possibly|who knows|not sure|no idea|hard to say|"
     r"or not)\s*[.!?]*$)")

@@ -51,7 +51,8 @@ _MAPPINGS = [re.compile(p) for p in (
     rf"(?:\s+(?:at|in|of|on|from|with)\s+(?:the|a|an|each|every|our|my|their|his|her)\s+[a-z'-]+)?"
     rf"(?:\s+(?:who|that|[a-z]+ing)\b(?:\s+[^\s,;:.]+){{2,7}}?)?\s+"  # "each reporter *covering one angle* is a head"
     rf"(?:are|is|=|stand for|stands for|play|plays)\s+"
-    rf"(?:like\s+)?(?:the\s+(?:role|part)\s+of\s+)?(?:the\s+|a\s+|an\s+|one\s+|each\s+)?(?:attention\s+)?heads?\b",
+    rf"(?:like\s+)?(?:the\s+(?:role|part)\s+of\s+)?(?:the\s+|a\s+|an\s+|one\s+|each\s+)?(?:attention\s+)?"
+    rf"(?:heads\b|head\b(?!\s+of\b))",  # not "the head of the team"
     rf"\b{_NOUN}\s*=\s*{_HEAD}\b",
 )]
 #: Words after the noun that show it is no noun of a picture ("a head is one of ...", "the heads are the same").
