@@ -445,7 +445,7 @@ def test_a_leading_they_stands_for_the_simple_subject_before_it():
 
 
 def test_resolve_leading_offsets():
-    from grader.rubric.concepts import resolve_leading
+    from grader.rubric.scopes import resolve_leading
     assert resolve_leading("the heads are not sequential.", "they run in parallel.") == (
         "the heads run in parallel.", 0, 4, 9)
     assert resolve_leading("nobody assigns the cooks their jobs.", "they learn.") is None
@@ -464,7 +464,7 @@ def test_resolve_leading_offsets():
     ("some people like the mlp.", "it mixes tokens.", None),  # no subject at the start
 ])
 def test_a_leading_it_stands_for_the_simple_singular_subject_before(previous, sentence, resolved):
-    from grader.rubric.concepts import resolve_leading
+    from grader.rubric.scopes import resolve_leading
     got = resolve_leading(previous, sentence)
     assert (got[0] if got else None) == resolved
 
