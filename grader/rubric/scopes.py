@@ -44,9 +44,10 @@ _CONTINUES = re.compile(r"(?:the (?:second|other|next|third) (?:reason|thing|pro
                         r"second(?:ly)?,|third(?:ly)?,|also,|on top of (?:that|this)|worse(?:,| still)|moreover|"
                         r"furthermore|in addition|besides(?:,| that)|that is (?:why|how)|this is (?:why|how)|"
                         r"as a result|because of (?:this|that))")
+#: A leading plural pronoun that may stand for the previous sentence's subject ("they", "these are").
 PRONOUN = re.compile(r"(?:(?:and|but|so|yet|instead|rather),? )?(?:(?:each|all|both|some|none|most) of )?"
-                      r"(?P<p>they|them|(?:these|those)(?= (?:are|were|do|does|did|can|could|will|would|must|all|each|"
-                      r"also|both|only|not|never|then|still|just|run|work|have)\b))\b")
+                     r"(?P<p>they|them|(?:these|those)(?= (?:are|were|do|does|did|can|could|will|would|must|all|each|"
+                     r"also|both|only|not|never|then|still|just|run|work|have)\b))\b")
 _SUBJECT = re.compile(r"(?:(?:in|for|within|inside|with) [^,]{1,40}, )?((?:(?:the|these|those|all|all the|several|"
                       r"multiple|many|both|its|their|\d+|h) )?(?:[\w-]+ ){0,2}?[\w-]+s) (?=(?:are|were|do|does|did|"
                       r"can|could|will|would|must|should|may|might|all|each|also|both|only|never|not|then|still|run|"
