@@ -117,6 +117,25 @@ CREDITED = [  # a teacher would credit the line
     ('stacked', 'Why are 12 blocks stacked in GPT-2 small? Each one refines the output of the one below; I could not tell you why exactly 12.'),
     ('analogy_mapped', 'The team has twelve lawyers, i.e. twelve heads, and merging their notes is the concatenation followed by W_O.'),
     ('analogy_mapped', 'Each lawyer, i.e. each head, reads the contract, and merging their notes is the concatenation followed by W_O.'),
+    # a third review, of the fixes (6dff6bc): the narrowed rules still read the common right wordings
+    ('stacked', 'The transformer block is applied 12 times.'),
+    ('stacked', 'The block is applied 12 times, once per layer.'),
+    ('stacked', 'The identical block is applied L times.'),
+    ('stacked', "Each block's output is fed to the next block."),
+    ('stacked', 'Block 1 feeds block 2, which feeds block 3.'),
+    ('stacked', 'Block 1 passed its output to block 2.'),
+    ('stacked', 'Block 1 passes its output to the next block.'),
+    ('stacked', 'The model is a series of blocks.'),
+    ('analogy_limits', 'No manager allocates the heads their roles.'),
+    ('analogy_limits', 'Nobody allocates the heads their tasks.'),
+    ('analogy_limits', 'Nobody allocates the heads their specialities.'),
+    ('analogy_limits', 'Nobody allocates the heads what to look for.'),
+    ('cost_one_head', 'With 12 heads the total cost is basically unchanged.'),
+    ('cost_one_head', 'The total number of operations is the same as for one full-width head.'),
+    ('analogy_mapped', 'There are 12 heads, one head for each reviewer, and merging the notes is the concatenation followed by W_O.'),
+    ('gradient_path', 'Does the residual stream carry the gradient straight back to the first block? Yes, although I am not sure how to prove it.'),
+    ('gradient_path', 'Does the gradient reach the first block directly through the residual stream? It does not need to go through every block: the additions carry it.'),
+    ('gradient_path', 'With x + f(x) the residual stream gives the gradient a direct path back to the first block, right? No wonder the pre-norm run trains so well.'),
 ]
 
 
@@ -172,3 +191,13 @@ def test_a_rule_concluded_after_so_is_the_students_claim():
 )
 def test_an_error_followed_by_not_understanding_why_is_named(q, sentence, error):
     assert error in errors.named(q, sentence)[0]
+
+
+@pytest.mark.parametrize("q, sentence", [
+    # a tag question followed by an ordinary opener ("Not a surprise"), a yes/no question answered with a yes later on
+    ('ex4', 'Without residuals the gradients explode, right? Not a surprise with twelve blocks.'),
+    ('ex4', 'Do the gradients explode without residuals? It is not hard to see: yes, they explode.'),
+    ('ex4', 'Do the gradients explode without residuals? I have not plotted them, but yes, they blow up.'),
+])
+def test_an_exploding_gradient_said_around_a_question_is_named(q, sentence):
+    assert "no_residual_gradients_explode" in errors.named(q, sentence)[0]

@@ -197,13 +197,14 @@ def _np_end(text: str, start: int, limit: int, predicate_after: bool = True) -> 
 
 
 #: What follows a consequent with no comma before it when the whole conditional is contrary to fact ("if the heads
-#: ran one after another the layer would be slower, *but* they do not"); after "so" or "which" the writer concludes
-#: from it, and the conditional states a rule.
-_CONTRAST = re.compile(r"(?:but|yet|however|whereas|although|though|while)\b")
+#: ran one after another the layer would be slower, *but* they do not", "..., but the model *still* has its blocks");
+#: after "so" or "which", or a concession ("..., but the model gets better"), the conditional states a rule.
+_CONTRAST = re.compile(r"(?:but|yet|however|whereas|although|though|while)\b(?=.*\b(?:not|never|no|nobody|none|nothing|"
+                       r"still|in fact|actually|in reality|really)\b)")
 #: A next sentence that corrects a statement with an agreement tag ("..., right? Well, no.", "Actually, no:").
-_CORRECTION = re.compile(r"(?:well,? |actually,? |hmm,? )?(?:no\b|nope\b|not\b|wrong\b|false\b|i used to\b|"
-                         r"(?:that|this) (?:turns out|is (?:what i|wrong|false|not|the mistake)|was (?:wrong|a mistake))|"
-                         r"actually\b)")
+_CORRECTION = re.compile(r"(?:well,? |hmm,? )?(?:no[,.!:;]|nope\b|not (?:quite|really|true|so)\b|wrong\b|false\b|"
+                         r"actually,? no\b|actually,? (?:it|they|that|this) (?:does|do|is|are|was|were) not\b|i used to\b|"
+                         r"(?:that|this) (?:turns out|is (?:what i|wrong|false|not|the mistake)|was (?:wrong|a mistake)))")
 #: Where a governed complement ends: a clause that draws the writer's own conclusion ("..., which is why ...").
 _CONCLUSION = re.compile(r",\s*(?:which is why|which means|so that is why|hence|thus|and that is why)\b")
 
