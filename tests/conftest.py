@@ -17,6 +17,19 @@ EX1_HEADINGS = ("## 1. Multi-head attention: a team reading one contract", "## 2
                 "## 3. Quick check: BERT vs GPT at the attention level")
 
 
+def bench_module(name: str):
+    """The module ``bench/<name>.py``, loaded once (bench/ is no package); registered in ``sys.modules`` under
+    ``name``, as its dataclasses look their module up."""
+    import importlib.util
+    import sys
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def ex1_answer(a: str, b: str, c: str) -> str:
     """An exercise-1 answer: the skeleton's three headings with ``a``, ``b``, ``c`` under them."""
     h1, h2, h3 = EX1_HEADINGS

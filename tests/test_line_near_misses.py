@@ -4,21 +4,10 @@ right versions beside them must still earn their line (bench/line_passages.py gr
 answer)."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("line_passages", ROOT / "bench/line_passages.py")
-lines = importlib.util.module_from_spec(_spec)
-sys.modules["line_passages"] = lines
-_spec.loader.exec_module(lines)
-_spec = importlib.util.spec_from_file_location("named_errors", ROOT / "bench/named_errors.py")
-errors = importlib.util.module_from_spec(_spec)
-sys.modules["named_errors"] = errors
-_spec.loader.exec_module(errors)
+from conftest import bench_module
+lines = bench_module("line_passages")
+errors = bench_module("named_errors")
 
 NOT_CREDITED = [  # (line, passage): a teacher would not credit the line
  ("whole_signal","The layer norms keep every block on the same scale; removing them makes the whole signal drift."),

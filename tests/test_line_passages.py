@@ -8,17 +8,9 @@ here.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("line_passages", ROOT / "bench/line_passages.py")
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["line_passages"] = bench  # its dataclasses look their module up
-_spec.loader.exec_module(bench)
+from conftest import bench_module
+bench = bench_module("line_passages")
 
 #: Per file: (fewest earning passages credited, most near misses credited). Measured on 2026-12-07. At arrival
 #: (1036bff): dev_ex1 62 of 96 and 2 of 32; dev_ex4 91 of 120 and 9 of 40; heldout_ex1 60 of 96 and 2 of 32;

@@ -7,17 +7,9 @@ that names correct sentences, or stops naming real errors, fails here.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("named_errors", ROOT / "bench/named_errors.py")
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["named_errors"] = bench  # its dataclasses look their module up
-_spec.loader.exec_module(bench)
+from conftest import bench_module
+bench = bench_module("named_errors")
 
 #: Per file: (most correct sentences given any name, fewest errors named with their own name). Measured on
 #: 2026-12-06 with the tested sentence after a sentence of context (bench/named_errors.py CONTEXT), dev sets tuned on:

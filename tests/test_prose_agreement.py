@@ -6,20 +6,10 @@ sets are asserted on the **test** split, which is never used for tuning, and on 
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("prose_agreement", ROOT / "bench/prose_agreement.py")
-agreement = importlib.util.module_from_spec(_spec)
-sys.modules["prose_agreement"] = agreement  # its dataclasses look their module up
-_spec.loader.exec_module(agreement)
-_spec2 = importlib.util.spec_from_file_location("labeller_agreement", ROOT / "bench/labeller_agreement.py")
-labellers = importlib.util.module_from_spec(_spec2)
-_spec2.loader.exec_module(labellers)
+from conftest import ROOT, bench_module
+agreement = bench_module("prose_agreement")
+labellers = bench_module("labeller_agreement")
 
 #: Floors on the test splits, each a little under what was measured (bench/prose_agreement.py; README of
 #: exercise 1): exercise 1's test split meets the issue's 85 % (89 % of 45; set v's answers, written on 2026-12-02,

@@ -197,12 +197,12 @@ def _answers(question: str, reply: str) -> bool:
 _UNSURE = re.compile(r"\bi (?:could|can) not (?:decide|tell|say|work|figure|see)\b|\bnot sure\b|\bno idea\b|\bi do not know\b")
 #: A yes in a reply, at its start or after a colon, comma or "but": the question is answered.
 _YES_IN = re.compile(r"(?:^|[:;,]\s*|\bbut\s+)(?:yes|yeah|yep|indeed)\b")
-#: A reply to a yes/no question that gives no yes: a denial, a doubt, or "I did not try it".
+#: A reply to a yes/no question that gives no yes: a denial, a doubt, or "I did not try it" (with :data:`_UNSURE`).
 _NO_ANSWER = re.compile(r"(?:well,? |hmm,? |honestly,? )?(?:i (?:did|do|have|had) not\b|i (?:am|was) not sure\b|"
                         r"(?:it|they|this|that) (?:did|does|do|is|are|was|were|would|will|can|could) not"
                         r"(?:\s*[.,;:!?]|\s+(?:in|for|seem|appear|as far|really|always|quite)\b|$)|"
                         r"(?:it is |that is |this is )?(?:hard|impossible|difficult) to (?:say|tell)\b|who knows\b|maybe\b|"
-                        r"perhaps\b|possibly\b|unclear\b|i (?:can not|could not) (?:say|tell)\b|no idea\b|not sure\b|"
+                        r"perhaps\b|possibly\b|unclear\b|"
                         r"(?:that|this|it) is (?:unclear|not clear|an open question)\b)")
 
 
