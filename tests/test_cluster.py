@@ -32,6 +32,18 @@ CORPUS = ROOT / "tests" / "corpus" / "exercise3"
 HOSTILE = ROOT / "tests" / "hostile" / "exercise3"
 #: A correct submission that takes seconds to grade: long enough to kill its worker mid-grading.
 SLOW = "import time\ntime.sleep(1.5)\n" + SOLUTION.read_text()
+#: A submission whose grading takes far longer than a poll of the cluster may stall (its every call
+#: sleeps 0.5 s, under the 2 s call limit): one that is to be killed each time cannot finish unseen.
+SLOWEST = SLOW + textwrap.dedent("""
+    def _slowly(f):
+        def called(*args, **kwargs):
+            time.sleep(0.5)
+            return f(*args, **kwargs)
+        return called
+    for _name, _f in list(globals().items()):
+        if callable(_f) and getattr(_f, "__module__", None) == __name__ and not _name.startswith("_"):
+            globals()[_name] = _slowly(_f)
+""")
 
 
 def _folder(base: Path, student: str, text: str) -> Path:
@@ -121,33 +133,47 @@ def test_loose_platform_files_travel_to_the_workers(cluster, tmp_path):
         "roeann_56789_91234_exercise3.zip is not a readable zip file")
 
 
-def _executing(client: Client, student: str) -> list[str]:
-    """Addresses of the workers grading ``student`` right now (its task executing, not queued)."""
+def _executing(client: Client, student: str, dead: frozenset[str] = frozenset()) -> list[str]:
+    """Addresses of the workers grading ``student`` right now (its task executing, not queued). Only
+    workers that hold a grading resource and are not ``dead`` (killed, perhaps still listed) are
+    asked: one still setting up (a restarted worker importing torch) answers after seconds, a killed
+    one after the connect timeout (30 s), and a poll that waits on them can miss a whole grading."""
     try:  # a worker just killed may still be listed: its answer is an error, skipped
-        running = client.run(lambda dask_worker: [ts.key for ts in dask_worker.state.executing], on_error="return")
+        ready = [address for address, worker in client.scheduler_info()["workers"].items()
+                 if address not in dead and any(name.startswith("grader-") for name in worker.get("resources", {}))]
+        running = client.run(lambda dask_worker: [ts.key for ts in dask_worker.state.executing], workers=ready,
+                             on_error="return") if ready else {}
     except OSError:
         return []
     return [address for address, keys in running.items()
             if isinstance(keys, list) and any(k.startswith(f"grade-{student}-") for k in keys)]
 
 
-def _kill_worker_grading(client: Client, student: str, timeout: float = 120) -> str:
-    """SIGKILL the worker process that is grading ``student``, once it has been for 0.3 s (its
-    sandbox running: a real crash comes from grading, not from the task's first instant); returns
-    the worker's address."""
+def _kill_workers_grading(client: Client, kills: dict[str, int], timeout: float = 180) -> dict[str, list[str]]:
+    """SIGKILL the worker process grading each student of ``kills``, that many times, in whatever order
+    the cluster grades them, each once it has been grading for 0.3 s (its sandbox running: a real
+    crash comes from grading, not from the task's first instant); returns each student's killed
+    workers' addresses, in order."""
+    killed: dict[str, list[str]] = {student: [] for student in kills}
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        workers = _executing(client, student)
-        if workers:
-            time.sleep(0.3)
-            if _executing(client, student) != workers:
+        left = [student for student, n in kills.items() if len(killed[student]) < n]
+        if not left:
+            return killed
+        for student in left:
+            dead = frozenset(address for addresses in killed.values() for address in addresses)
+            workers = _executing(client, student, dead)
+            if not workers:
                 continue
-            pid = client.run(os.getpid, workers=workers[:1], on_error="return")[workers[0]]
+            time.sleep(0.3)
+            if _executing(client, student, dead)[:1] != workers[:1]:
+                continue
+            pid = client.run(os.getpid, workers=workers[:1], on_error="return").get(workers[0])
             if isinstance(pid, int):
                 os.kill(pid, signal.SIGKILL)
-                return workers[0]
+                killed[student].append(workers[0])
         time.sleep(0.05)
-    raise AssertionError(f"{student} was never being graded")
+    raise AssertionError(f"not every kill happened within {timeout:g} s: {killed}, wanted {kills}")
 
 
 def _progress(stdout: str) -> list[tuple[int, int]]:
@@ -159,8 +185,8 @@ def test_killed_workers_lose_nothing_and_count_nothing_twice(tmp_path):
     worker is killed each of the two times he is graded: a grader error, not a 0; whoever waited on
     a killed worker is not blamed (Dask's default allowed-failures, 3, would have let that happen)."""
     subs = tmp_path / "subs"
-    for student in ("alice", "bob"):
-        _folder(subs, student, SLOW)
+    _folder(subs, "alice", SLOW)
+    _folder(subs, "bob", SLOWEST)
     for i in range(4):
         _folder(subs, f"s{i}", SOLUTION.read_text())
     with Cluster(tmp_path / "cluster", workers=2) as cluster, \
@@ -168,10 +194,7 @@ def test_killed_workers_lose_nothing_and_count_nothing_twice(tmp_path):
         job = subprocess.Popen([sys.executable, "-m", "grader", "batch", "exercise3", str(subs), "--out",
                                 str(tmp_path / "out"), "--scheduler", cluster.address, "--seed", "3"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        first = _kill_worker_grading(client, "alice")
-        _kill_worker_grading(client, "bob")
-        time.sleep(0.5)
-        _kill_worker_grading(client, "bob")  # on the worker it went to next
+        killed = _kill_workers_grading(client, {"alice": 1, "bob": 2})  # bob: again where it went next
         stdout, stderr = job.communicate(timeout=300)
     assert job.returncode == 0, stderr
     rows = _rows(tmp_path / "out")
@@ -179,7 +202,7 @@ def test_killed_workers_lose_nothing_and_count_nothing_twice(tmp_path):
         "alice": ("graded", 24), "bob": ("grader_error", 0), **{f"s{i}": ("graded", 24) for i in range(4)}}
     assert rows["bob"][2] == "the Dask workers grading it died 2 times (each while grading it)"
     assert max(_progress(stdout)) == (6, 6) and all(done <= 6 for done, _ in _progress(stdout))
-    assert first in stdout  # the workers' verdicts were printed before grading
+    assert killed["alice"][0] in stdout  # the workers' verdicts were printed before grading
     assert re.search(r"Worker joined: tcp://127\.0\.0\.1:\d+: ready, isolated by bubblewrap", stdout)  # restarted
     grades = (tmp_path / "out" / "grades.csv").read_text().splitlines()
     assert len(grades) == 7 and sum(line.startswith("alice,") for line in grades) == 1
