@@ -4,12 +4,14 @@ test of English (grader/rubric/structure.py, picked up by the review step, grade
 Each rule is tested both ways: the input it must catch, and the input that would fool a careless version of it.
 """
 import pytest
-from conftest import ROOT
+from conftest import ROOT, bench_module
 
 from grader import rubric
 from grader.rubric import review, structure
 from grader.rubric.read import normalise
 from grader.rubric.sentences import has_verb, sentence_share
+
+line_passages = bench_module("line_passages")
 
 EX1 = ROOT / "exercises" / "exercise1"
 SPEC = structure.load_spec(EX1 / "exercise.toml")
@@ -252,3 +254,29 @@ def test_the_feed_forward_network_is_the_mlp_however_it_is_spelled(name):
                   f"After attention, a {name} is applied to each token separately, with the same weights.",
                   "BERT attends both ways.")
     assert rubric.evaluate(RUBRIC, text).lines["mlp_per_token"].earned
+
+
+# Terms side by side, with nothing that relates them, assert nothing (LABELLING.md: a bare term earns nothing); a
+# fragment that relates its terms by a word or a sign still earns its line (bench/line_passages.py grades a passage
+# inside a neutral answer that earns none of these lines).
+@pytest.mark.parametrize("line, passage", [
+    ("heads_parallel", "heads parallel qkv W_O concat"),
+    ("concat_w_o", "heads parallel qkv W_O concat"),
+    ("heads_parallel", "Parallel heads."),
+    ("concat_w_o", "Concatenation W_O."),
+    ("own_qkv", "Heads, own QKV? No: shared QKV."),
+])
+def test_bare_terms_earn_nothing(line, passage):
+    assert not line_passages.credited(line, passage)
+
+
+@pytest.mark.parametrize("line, passage", [
+    ("heads_parallel", "Several heads in parallel on the same tokens."),
+    ("concat_w_o", "Head outputs: concat, then W_O."),
+    ("concat_w_o", "Head outputs concatenated -> W_O."),
+    ("own_qkv", "Q, K, V projections per head."),
+    ("mlp_per_token", "MLP: per token, no mixing."),
+    ("bert_bidirectional", "BERT uses bidirectional self-attention."),  # four words, but a verb
+])
+def test_terms_related_by_a_word_a_sign_or_a_verb_still_earn(line, passage):
+    assert line_passages.credited(line, passage)

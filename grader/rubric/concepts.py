@@ -158,6 +158,17 @@ def _conditioned(text: str, found: tuple[Clause, ...], start: int, end: int, own
                                   and not _CONCESSIVE.search(text[max(0, c.start - 12):c.end + 1]) for c in covering)
 
 
+def _only_bare_terms(scope: tuple[Unit, ...], norms: tuple[str, ...], combo) -> bool:
+    """Every matched piece lies in a unit of terms with nothing relating them (:attr:`.sentences.Unit.bare_terms`):
+    "heads parallel qkv W_O concat" asserts nothing, whatever its neighbour says."""
+    lo, holding = 0, []
+    for unit, norm in zip(scope, norms):
+        if any(lo <= s < lo + len(norm) for s, _ in combo):
+            holding.append(unit)
+        lo += len(norm) + 1
+    return bool(holding) and all(u.bare_terms for u in holding)
+
+
 def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: list[Unit],
                index: dict[int, int]) -> bool:
     """The matched words are meant in the lesson's sense (see :mod:`.topic`)."""
@@ -267,7 +278,7 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
             if denied and not around and asserted(found, [max(combo, key=lambda span: span[1])], owned=owned):
                 continue  # a denial denies the last piece, the predicate: not "doesn't loop over the heads: ... the
                 # heads are parallel"
-            if not _in_domain(scope, norms, combo, units_, index):
+            if _only_bare_terms(scope, norms, combo) or not _in_domain(scope, norms, combo, units_, index):
                 continue
             if ev.about is not None:
                 i = index[id(scope[0])]

@@ -71,6 +71,21 @@ class Unit:
     prose: bool = False
     quoted: bool = False  # from a Markdown blockquote (.read.Block.quoted)
 
+    @property
+    def bare_terms(self) -> bool:
+        """Whether the unit is terms side by side and nothing that relates them: no verb (:func:`has_verb`), no function
+        word ("each", "in", "of"), no relating word ("per", "own", "via") and no relating sign (= : -> | + ( ),
+        e.g. "heads parallel qkv W_O concat". It asserts nothing (tests/prose/LABELLING.md: a bare term earns
+        nothing), where "- several heads in parallel on the same tokens", "Q, K, V per head" and "person = head"
+        relate their terms."""
+        return (not _RELATING_SIGN.search(self.display) and not has_verb(self.norm)
+                and not any(t.casefold() in FUNCTION_WORDS or t.casefold() in RELATING_WORDS for t in words(self.norm)))
+
+
+#: Words that relate the terms of a fragment without being function words (.read.FUNCTION_WORDS).
+RELATING_WORDS = frozenset("per own via vs versus plus minus times instead like unlike without within".split())
+_RELATING_SIGN = re.compile(r"[=:|+(→⇒←>≈~×*]|->|\bx\b")
+
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of one block: split after . ! ? unless it ends an abbreviation like "e.g."."""
