@@ -277,6 +277,8 @@ def test_bare_terms_earn_nothing(line, passage):
     ("own_qkv", "Q, K, V projections per head."),
     ("mlp_per_token", "MLP: per token, no mixing."),
     ("bert_bidirectional", "BERT uses bidirectional self-attention."),  # four words, but a verb
+    ("residual", "Residuals around attention, MLP."),  # prepositions that are no function words
+    ("layer_norm", "LayerNorm before attention, MLP."),
 ])
 def test_terms_related_by_a_word_a_sign_or_a_verb_still_earn(line, passage):
     assert line_passages.credited(line, passage)

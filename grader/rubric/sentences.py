@@ -83,7 +83,9 @@ class Unit:
 
 
 #: Words that relate the terms of a fragment without being function words (.read.FUNCTION_WORDS).
-RELATING_WORDS = frozenset("per own via vs versus plus minus times instead like unlike without within".split())
+RELATING_WORDS = frozenset("""per own via vs versus plus minus times instead like unlike without within around after
+before behind beside besides along past near inside outside above below beyond during toward towards upon until
+despite except throughout""".split())
 _RELATING_SIGN = re.compile(r"[=:|+(→⇒←>≈~×*]|->|\bx\b")
 
 
