@@ -190,3 +190,13 @@ def test_an_error_followed_by_not_understanding_why_is_named(q, sentence, error)
 ])
 def test_an_exploding_gradient_said_around_a_question_is_named(q, sentence):
     assert "no_residual_gradients_explode" in errors.named(q, sentence)[0]
+
+
+@pytest.mark.parametrize("q, sentence, names", [
+    # "them" is the blocks the sentence names, not heads: stacking, no sequential heads
+    (1, "GPT-2 small has 12 blocks, and it runs them one after another.", ()),
+    (1, "The model stacks 12 layers and computes them in sequence.", ()),
+    (1, "Each block has 12 heads, and it runs them one after another.", ("heads_sequential",)),
+])
+def test_them_run_in_sequence_is_the_nearest_plural_before_it(q, sentence, names):
+    assert errors.named(q, sentence)[0] == names
