@@ -58,6 +58,9 @@ _OPENERS = frozenset("and but so then because since when while if that which whe
 _PLURAL_AUX = frozenset("are were have had do did can could will would shall should may might must need".split())
 _ADVERBS = frozenset("also only just still often always never then all both together simply really actually "
                      "basically now again already even soon quickly slowly".split())
+#: Adverbs that end in "s" and could pass for a plural noun before a verb ("the heads *always* get ...").
+_S_ADVERBS = frozenset("always sometimes perhaps afterwards towards besides nowadays thus whereas backwards forwards "
+                       "upwards downwards sideways anyways regardless".split())
 _ABSTRACT = re.compile(r"(?:tions|sions|ities|nesses|ments|ances|ences|isms|ships|ings|ures|ics|ogies|ives|ors|ists)$")
 _WORD = re.compile(r"[a-z][\w'-]*")
 
@@ -75,7 +78,7 @@ def _foreign_plural(word: str) -> bool:
     from .topic import has_domain_word  # topic imports nothing of this module; import here keeps the layers clear
 
     if (len(word) < 4 or not word.endswith("s") or word.endswith(("ss", "us", "is", "'s")) or word in PLURALS
-            or word in FUNCTION_WORDS or _ABSTRACT.search(word)):
+            or word in FUNCTION_WORDS or word in _S_ADVERBS or _ABSTRACT.search(word)):
         return False
     kind, _ = sentences.verb_kind(word)
     return kind is None and not has_domain_word(word) and not has_domain_word(word[:-1])
