@@ -13,7 +13,11 @@ SEGMENT = re.compile(r";|:|\?|\b(?:but|however|whereas|while|although|though|in 
 SUBCLAUSE = re.compile(r"[,()]|\s-\s|\b(?:and|or|so|because|since|which|who|that|when|as|thus|hence|then)\b")
 NOT_NEGATION = re.compile(r"\bnot (?:only|just|merely)\b|\bno (?:more|less|fewer) than\b|\bno matter\b|"
                            r"\bwhether or not\b|\bno doubt\b|\bnothing but\b|\bnot least\b"
-                          r"|\bnot (?:wrong|false|incorrect|untrue|mistaken|a myth|a mistake|an error|a misconception)\b")
+                          r"|\bnot (?:wrong|false|incorrect|untrue|mistaken|a myth|a mistake|an error|a misconception)\b"
+                          # an amount a decrease ends at, not a negation: "it has faded to nothing by the bottom layers"
+                          r"|\b(?:shr[iau]nk\w*|fad\w*|decay\w*|drop\w*|dwindl\w*|vanish\w*|diminish\w*|reduc\w*|sank|sink\w*|"
+                          r"fall\w*|fell|go(?:es)?|gone|went|comes?|came|boils? down|worn (?:down|away)) (?:down )?to (?:almost |nearly |"
+                          r"practically |virtually |basically |essentially |next to )?nothing\b")
 #: "hardly", "rarely", "seldom", "scarcely", "fail(s) to", "lack(s)" deny their predicate as "not" does.
 VERBAL = re.compile(r"\b(?:not|never|nor|neither|nobody|no one|no-one|none|nothing|no longer|hardly|rarely|seldom|"
                     r"scarcely|fail(?:s|ed|ing)? to|lack(?:s|ed|ing)?)\b")

@@ -1,0 +1,54 @@
+"""Exercise 4's points made across sentences (tests/prose/lines/dev3_ex4_lines.toml, 2026-12-07): what that round's
+dev passages showed about reading, each as the general rule it is. Each case fails on the code before its fix."""
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT, bench_module
+
+from grader import rubric
+from grader.rubric.assertions import stance_of
+
+lines = bench_module("line_passages")
+EX4 = rubric.load(ROOT / "exercises/exercise4/rubric.toml")
+
+
+@pytest.mark.parametrize("sentence, phrase, stance", [
+    # an adverb that ends in "s" is no plural subject of something foreign
+    ("so the heads always get their own projections.", "own projections", "asserted"),
+    ("the first layers sometimes get a tiny gradient.", "tiny gradient", "asserted"),
+    ("the pancakes always get their own projections.", "own projections", "foreign"),
+    # where a decrease ends is an amount, not a negation; "nothing" as the subject, or an amount added, still negates
+    ("it has faded to nothing by the bottom layers.", "bottom layers", "asserted"),
+    ("the gradient has shrunk to almost nothing at the first blocks.", "first blocks", "asserted"),
+    ("the residuals add almost nothing to the capacity.", "capacity", "negated"),
+    ("nothing reaches the first blocks.", "first blocks", "negated"),
+])
+def test_stances(sentence, phrase, stance):
+    assert stance_of(sentence, phrase) == stance
+
+
+@pytest.mark.parametrize("passage, earns", [
+    ("Run B (no-res) is the one where the backward signal has to pass through each block in turn. By the time it "
+     "reaches block 1 it has mostly vanished, so the bottom of the network stays close to its random "
+     "initialisation.", True),
+    ("In no-res the gradient norm at the embedding layer was tiny (around 3e-5), 1e-2 at the last block.", True),
+    ("Its gradient has to pass through every layer's weight matrices in sequence, and it has faded to nothing by "
+     "the bottom layers, so they stop updating.", True),
+    ("With skips, the gradient basically gets a free ride back to the first layer.", True),
+    # the same words said of post-norm, or asked, earn nothing
+    ("In post-norm the backward signal has to pass through each layer norm, and it has faded to nothing by the "
+     "bottom layers.", False),
+    ("Does the backward signal fade to nothing by the bottom layers in the no-res run? I did not measure it.", False),
+])
+def test_gradient_path_in_more_words(passage, earns):
+    assert lines.credited("gradient_path", passage) is earns
+
+
+def test_a_sentence_about_what_a_change_took_away_is_no_contradiction():
+    answer = ("The residual stream gives the gradient a direct path back to the first blocks. In post-norm every "
+              "gradient from the loss has to pass through each normalisation, so there is no longer a clean route "
+              "back. The normalisation sits after the addition, so the backward signal has to cross a LayerNorm "
+              "Jacobian at every sub-layer instead of an untouched identity.")
+    a = rubric.evaluate(EX4, answer)
+    assert a.lines["gradient_path"].earned
+    assert not [r for r in a.needs_review if r.startswith("contradiction")]
