@@ -52,3 +52,22 @@ def test_a_sentence_about_what_a_change_took_away_is_no_contradiction():
     a = rubric.evaluate(EX4, answer)
     assert a.lines["gradient_path"].earned
     assert not [r for r in a.needs_review if r.startswith("contradiction")]
+
+
+@pytest.mark.parametrize("passage, earns", [
+    ("In run B nothing of the embedding survives past the first attention layer. That makes every block responsible "
+     "for carrying the whole signal.", True),
+    ("The residual stream keeps the input around. Remove the stream and every block has to output everything the "
+     "next one needs.", True),
+    ("Without skip connections the information about which characters came before has to be preserved by every "
+     "layer in turn.", True),
+    ("In the no-skip model the next block literally only sees the previous block's output.", True),
+    ("In the no-skip model there is no copy of the original input kept anywhere.", True),
+    ("Take the first attention layer of the no-res model. Its output is the sole input of the next MLP.", True),
+    # near misses: said with residuals, of the gradient, or denied
+    ("With residuals every block is responsible for carrying only a small correction.", False),
+    ("Without residuals every block has to output a gradient for the next one.", False),
+    ("In the no-skip model the next block does not only see the previous block's output.", False),
+])
+def test_whole_signal_in_more_words(passage, earns):
+    assert lines.credited("whole_signal", passage) is earns
