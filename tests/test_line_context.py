@@ -71,3 +71,20 @@ def test_a_sentence_about_what_a_change_took_away_is_no_contradiction():
 ])
 def test_whole_signal_in_more_words(passage, earns):
     assert lines.credited("whole_signal", passage) is earns
+
+
+@pytest.mark.parametrize("passage, earns", [
+    # a run named by what it lacks is no plural subject of something foreign
+    ("No-res only learned the unigram distribution, ignoring context -> loss ~ U.", True),
+    ("The second run flatlines at U. Its output is context-free: whatever the preceding characters are, it predicts "
+     "the corpus letter frequencies.", True),
+    # near misses: below U, or asked
+    ("The pre-norm run flatlines well below U, far under the letter frequencies.", False),
+    ("Does no-res only learn the unigram distribution? I could not tell.", False),
+])
+def test_unigram_level_in_more_words(passage, earns):
+    assert lines.credited("unigram_level", passage) is earns
+
+
+def test_a_run_named_by_what_it_lacks_is_no_foreign_subject():
+    assert stance_of("no-res only learned the unigram distribution.", "unigram distribution") == "asserted"

@@ -78,7 +78,8 @@ def _foreign_plural(word: str) -> bool:
     from .topic import has_domain_word  # topic imports nothing of this module; import here keeps the layers clear
 
     if (len(word) < 4 or not word.endswith("s") or word.endswith(("ss", "us", "is", "'s")) or word in PLURALS
-            or word in FUNCTION_WORDS or word in _S_ADVERBS or _ABSTRACT.search(word)):
+            or word in FUNCTION_WORDS or word in _S_ADVERBS or _ABSTRACT.search(word)
+            or word.startswith(("no-", "non-"))):  # a run named by what it lacks: "no-res only learned ..."
         return False
     kind, _ = sentences.verb_kind(word)
     return kind is None and not has_domain_word(word) and not has_domain_word(word[:-1])
