@@ -88,3 +88,26 @@ def test_unigram_level_in_more_words(passage, earns):
 
 def test_a_run_named_by_what_it_lacks_is_no_foreign_subject():
     assert stance_of("no-res only learned the unigram distribution.", "unigram distribution") == "asserted"
+
+
+@pytest.mark.parametrize("sentence, phrase, stance", [
+    # an arrow in notes ends a negation's reach, as ";" does
+    ("postnorm = norm on the trunk, not the branch -> no pure identity route for gradients.", "gradients", "negated"),
+    ("no residuals -> the gradient vanishes before the first blocks.", "first blocks", "asserted"),
+    ("not the branch but the trunk => the gradient crosses every norm.", "every norm", "asserted"),
+])
+def test_an_arrow_ends_a_negation(sentence, phrase, stance):
+    assert stance_of(sentence, phrase) == stance
+
+
+@pytest.mark.parametrize("passage, earns", [
+    ("Run D normalises x + attn(x), i.e. the residual path itself. Its gradient therefore goes through a layer norm "
+     "at each block on the way down.", True),
+    ("Look at where ln1 is in post-norm. It wraps the sum, so it lies on the residual connection. This means the "
+     "gradient back to the earlier layers is pushed through a normalisation at every block.", True),
+    # pieces from a sentence about the model without residuals next to one naming post-norm
+    ("No residuals -> the gradient can't get back to the first blocks (no shortcut), so they never train. Post-norm "
+     "at 1.5e-2 blows up without warm-up.", False),
+])
+def test_postnorm_in_gradient_path_in_more_words(passage, earns):
+    assert lines.credited("postnorm_in_gradient_path", passage) is earns

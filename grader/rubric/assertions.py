@@ -158,10 +158,11 @@ def distancing(sentence: str) -> str:
 
 
 def _segments(text: str) -> list[tuple[int, int]]:
-    """Contrast segments: spans between ";", ":", "?", "but", "however", ... (the marker starts the next)."""
+    """Contrast segments: spans between ";", ":", "?", an arrow ("->", "=>": notes for "so"), "but", "however", ...
+    (the marker starts the next)."""
     cuts = [0]
     for m in cues.SEGMENT.finditer(text):
-        cut = m.end() if m.group(0) in ";:?" else m.start()
+        cut = m.end() if m.group(0) in (";", ":", "?", "->", "=>") else m.start()
         if cut > cuts[-1]:
             cuts.append(cut)
     cuts.append(len(text))

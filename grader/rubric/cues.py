@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-SEGMENT = re.compile(r";|:|\?|\b(?:but|however|whereas|while|although|though|in fact|actually|in reality|"
+SEGMENT = re.compile(r";|:|\?|->|=>|\b(?:but|however|whereas|while|although|though|in fact|actually|in reality|"
                       r"what is (?:actually |really )?true is|the truth is|in truth)\b"
                       r"|\binstead\b(?! of\b)")
 SUBCLAUSE = re.compile(r"[,()]|\s-\s|\b(?:and|or|so|because|since|which|who|that|when|as|thus|hence|then)\b")
