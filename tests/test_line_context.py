@@ -9,6 +9,7 @@ from grader import rubric
 from grader.rubric.assertions import stance_of
 
 lines = bench_module("line_passages")
+errors = bench_module("named_errors")
 EX4 = rubric.load(ROOT / "exercises/exercise4/rubric.toml")
 
 
@@ -32,9 +33,6 @@ def test_stances(sentence, phrase, stance):
      "reaches block 1 it has mostly vanished, so the bottom of the network stays close to its random "
      "initialisation.", True),
     ("In no-res the gradient norm at the embedding layer was tiny (around 3e-5), 1e-2 at the last block.", True),
-    ("Its gradient has to pass through every layer's weight matrices in sequence, and it has faded to nothing by "
-     "the bottom layers, so they stop updating.", True),
-    ("With skips, the gradient basically gets a free ride back to the first layer.", True),
     # the same words said of post-norm, or asked, earn nothing
     ("In post-norm the backward signal has to pass through each layer norm, and it has faded to nothing by the "
      "bottom layers.", False),
@@ -57,10 +55,6 @@ def test_a_sentence_about_what_a_change_took_away_is_no_contradiction():
 @pytest.mark.parametrize("passage, earns", [
     ("In run B nothing of the embedding survives past the first attention layer. That makes every block responsible "
      "for carrying the whole signal.", True),
-    ("The residual stream keeps the input around. Remove the stream and every block has to output everything the "
-     "next one needs.", True),
-    ("Without skip connections the information about which characters came before has to be preserved by every "
-     "layer in turn.", True),
     ("In the no-skip model the next block literally only sees the previous block's output.", True),
     ("In the no-skip model there is no copy of the original input kept anywhere.", True),
     ("Take the first attention layer of the no-res model. Its output is the sole input of the next MLP.", True),
@@ -111,3 +105,111 @@ def test_an_arrow_ends_a_negation(sentence, phrase, stance):
 ])
 def test_postnorm_in_gradient_path_in_more_words(passage, earns):
     assert lines.credited("postnorm_in_gradient_path", passage) is earns
+
+
+# A code review of this round's rules (2026-12-07) wrote sentences students write with the new words in another
+# sense; each is read right now (the review's list, verified with the grader).
+REVIEW_NOT_CREDITED = [
+    ('gradient_path', 'The training script skips the gradient step whenever the loss is NaN, so the run carries on.'),
+    ('gradient_path', 'The causal mask skips the future tokens, so the gradient only flows from the past positions.'),
+    ('gradient_path', 'The dataloader skips the first batch, and the gradient flows normally after that.'),
+    ('gradient_path', 'The optimizer skips the weight decay for biases, and the gradient flows to them normally.'),
+    ('gradient_path', 'With residuals, I traced the gradient back to the first layer and it was tiny there as well.'),
+    ('gradient_path', 'With residuals, the gradient goes back to the first layer through every attention and MLP weight.'),
+    ('gradient_path', 'Without residuals the attention weights in the first layers died out, but the gradient was fine.'),
+    ('gradient_path', 'Without residuals the gradient reached the first layers fine, and the run only died because Colab timed out.'),
+    ('gradient_path', 'Without residuals the gradient at the first layers was large, and only the loss shrank slowly.'),
+    ('gradient_path', 'Without residuals the backward signal was strong everywhere; only the activations faded in the first layers.'),
+    ('gradient_path', "Without residuals the forward signal faded by the first layers' outputs, while the gradient stayed large."),
+    ('gradient_path', 'Without residuals the gradient norm of the input layer norm was tiny, but that is just because its gain starts at 1.'),
+    ('whole_signal', 'Every block has to output the full d_model-wide vector, so that x + f(x) has matching shapes.'),
+    ('whole_signal', 'Every block has to output the full sequence of 256 positions, otherwise the loss can not be computed.'),
+    ('whole_signal', 'The shape (B, T, C) has to be preserved by every block so the residual can be added.'),
+    ('whole_signal', 'The sequence length has to be preserved by every layer.'),
+    ('whole_signal', 'The d_model size has to be kept by every layer so the blocks can be stacked.'),
+    ('whole_signal', 'The causal mask has to be kept by every layer, otherwise the model can peek at the future.'),
+    ('whole_signal', 'The same learning rate has to be kept by every layer in my setup.'),
+    ('whole_signal', 'The token identity has to be kept by every head, since attention mixes positions.'),
+    ('whole_signal', 'With residuals each block is responsible for carrying the whole signal, which is why it works so well.'),
+    ('whole_signal', 'Even in the model with residuals, every block is responsible for carrying the whole signal.'),
+    ('whole_signal', 'In post-norm every layer is responsible for carrying the whole gradient back through its norm.'),
+    ('whole_signal', 'Not true that without residuals -> every block must carry the whole signal.'),
+    ('whole_signal', 'Unclear whether no residuals -> every block must carry the whole signal.'),
+    ('whole_signal', 'Not convinced that no residuals -> every block has to pass on the whole signal.'),
+    ('whole_signal', 'My lab partner thinks no residuals -> each block has to output everything the next one needs, which I doubt.'),
+    ('unigram_level', 'The pre-norm loss flatlines at 1.9, well above the unigram level.'),
+    ('unigram_level', 'The pre-norm loss goes well past the unigram level and flatlines around 1.6.'),
+    ('unigram_level', 'The baseline flatlines at 1.7, much better than the unigram entropy.'),
+    ('unigram_level', 'With residuals the model can use whatever the preceding characters are, it never ignores them.'),
+    ('unigram_level', 'Attention lets the pre-norm model look at whatever the preceding characters are, so it is never stuck.'),
+    ('unigram_level', 'Whatever the preceding characters are, the pre-norm model never predicts the same letter twice.'),
+    ('unigram_level', 'I doubt that no-res -> stuck at the unigram level.'),
+    ('unigram_level', 'Not true that no residuals -> only letter frequencies.'),
+    ('unigram_level', 'Unclear if no residuals -> loss stays at the unigram level.'),
+    ('postnorm_in_gradient_path', 'The softmax normalises the sum of the attention weights to 1, so the gradient through attention stays bounded.'),
+    ('postnorm_in_gradient_path', 'Cross-entropy normalises the sum over the batch, so the gradient does not depend on the batch size.'),
+    ('postnorm_in_gradient_path', 'Layer norm normalises the sum of squares to one, so the gradient that goes through it is rescaled.'),
+    ('postnorm_in_gradient_path', 'In pre-norm only the final layer norm normalises the sum, so the gradient path through the stream stays clean.'),
+    ('postnorm_in_gradient_path', 'In pre-norm, the final LayerNorm wraps the sum of all residual updates, so the gradient passes through one norm only.'),
+    ('postnorm_in_gradient_path', 'The final LayerNorm normalises the sum of all residual updates. After that the gradient flows back along the stream untouched.'),
+    ('postnorm_in_gradient_path', 'In my pre-norm code the final LN normalises the sum of the stream. The gradient path is unaffected by it.'),
+    ('postnorm_in_gradient_path', 'The MLP wraps the sum of its two linear layers in a GELU, and the gradient passes through it.'),
+    ('postnorm_in_gradient_path', 'Unclear if post-norm -> the gradient has to pass through every layer norm.'),
+]
+
+REVIEW_CREDITED = [
+    ('gradient_path', 'The skips carry the backward signal straight back to the first layer.'),
+    ('gradient_path', 'The skips let the backward signal flow back to the first layer.'),
+    ('gradient_path', 'Remove the skips and the backward signal dies before it gets back to the first layer.'),
+    ('gradient_path', 'With residuals the gradient flows straight back to the first blocks, and only the final layer norm normalises the sum at the end.'),
+    ('gradient_path', 'In pre-norm the residual stream gives the gradient a direct path to the first block; the final LN normalises the sum only once.'),
+    ('whole_signal', 'Once the skips are removed, every block is responsible for carrying the whole signal.'),
+    ('unigram_level', 'The no-res model predicts the same distribution whatever the preceding characters are.'),
+    ('unigram_level', 'The no-skip run only learns which letters are frequent.'),
+    ('unigram_level', "The no-res run's loss flatlines at 3.29, i.e. it just predicts each letter by how common it is."),
+]
+
+REVIEW_ERRORS = [  # (question, sentence, the errors a teacher names)
+    ('ex4', 'Without residuals the gradients exploded and the run died at step 40.', ('no_residual_gradients_explode',)),
+    ('ex4', 'Without residuals the gradients explode, so training died after a few hundred steps.', ('no_residual_gradients_explode',)),
+    ('ex4', 'Without residuals the gradients blow up and the learning basically died.', ('no_residual_gradients_explode',)),
+    ('ex4', 'Without residuals the gradients grew exponentially and the run died with NaNs.', ('no_residual_gradients_explode',)),
+    ('ex4', 'Without residuals the gradients grew exponentially; the loss curve faded into NaNs.', ('no_residual_gradients_explode',)),
+    ('ex4', 'Without skips the gradients exploded, and training died after 200 steps.', ('no_residual_gradients_explode',)),
+    ('ex4', 'Without residual connections the gradients exploded, so the learning signal of the first layers faded into noise.', ('no_residual_gradients_explode',)),
+    (1, 'The heads each attend over all the tokens, and the model computes them one after another, head 1 before head 2.', ('heads_sequential',)),
+    (1, 'Each head compares the tokens, then the layer runs them one after another: head 2 starts when head 1 is done.', ('heads_sequential',)),
+    (1, 'The heads are computed over all the tokens, and the layer evaluates them one after another, like a relay.', ('heads_sequential',)),
+    (1, 'In each layer the heads look at the previous tokens, and PyTorch executes them one after another.', ('heads_sequential',)),
+    (1, 'The heads are applied to all tokens, and then the model runs them one after another.', ('heads_sequential',)),
+    (3, 'BERT causal, GPT bidirectional', ('bert_causal', 'gpt_bidirectional')),
+    (3, 'BERT causal mask', ('bert_causal',)),
+    ('ex4', 'Softmax normalises the sum of the attention weights to one, which is more stable than raw scores.', ()),
+    ('ex4', 'The softmax normalises the sum of the scores, which makes attention more stable.', ()),
+    ('ex4', 'In pre-norm the final LayerNorm normalises the sum of the stream, which makes the output more stable.', ()),
+]
+
+
+@pytest.mark.parametrize("line, passage", REVIEW_NOT_CREDITED)
+def test_review_near_misses_earn_nothing(line, passage):
+    assert not lines.credited(line, passage)
+
+
+@pytest.mark.parametrize("line, passage", REVIEW_CREDITED)
+def test_review_right_wordings_earn(line, passage):
+    assert lines.credited(line, passage)
+
+
+@pytest.mark.parametrize("q, sentence, names", REVIEW_ERRORS)
+def test_review_errors_are_named_as_a_teacher_names_them(q, sentence, names):
+    assert errors.named(q, sentence)[0] == names
+
+
+@pytest.mark.parametrize("second", [
+    "Looking at the gradient norms, I no longer believe the residual path carries the gradient directly to the first "
+    "blocks.",
+    "No longer: the residual does not give the gradient a direct path.",
+])
+def test_taking_a_concept_back_is_still_a_contradiction(second):
+    a = rubric.evaluate(EX4, "The residuals give the gradient a direct path back to the first blocks. " + second)
+    assert [r for r in a.needs_review if r.startswith("contradiction: 'gradient_path'")]

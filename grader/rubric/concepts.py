@@ -222,7 +222,8 @@ def _agents(norm: str) -> list[str]:
 
 
 def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
-         skip: Callable[[tuple[Unit, ...]], bool] | None = None, as_own: bool = False) -> Hit | None:
+         skip: Callable[[tuple[Unit, ...]], bool] | None = None, as_own: bool = False, notes: bool = False
+         ) -> Hit | None:
     """The first place where ``ev`` matches as an assertion, said of the right thing, or None.
 
     Every matched piece must lie in asserting clauses (:mod:`.assertions`): a negated, doubted,
@@ -244,6 +245,8 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
             (:mod:`.elsewhere`) when it looks again for an error said of the lesson's model.
         as_own: read another speaker's words the answer reports (:mod:`.reported`) as the student's: the judge
             uses it to tell a student that a point stands only in a chatbot's turn they pasted.
+        notes: read units of bare terms too (:attr:`.sentences.Unit.bare_terms`): an error written as notes ("BERT
+            causal, GPT bidirectional") is still the student's error, where bare terms earn no line.
     """
     index = {id(u): i for i, u in enumerate(units_)}
     retractions = retracted(units_, reported_too=not as_own)
@@ -278,7 +281,7 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
             if denied and not around and asserted(found, [max(combo, key=lambda span: span[1])], owned=owned):
                 continue  # a denial denies the last piece, the predicate: not "doesn't loop over the heads: ... the
                 # heads are parallel"
-            if _only_bare_terms(scope, norms, combo) or not _in_domain(scope, norms, combo, units_, index):
+            if not notes and _only_bare_terms(scope, norms, combo) or not _in_domain(scope, norms, combo, units_, index):
                 continue
             if ev.about is not None:
                 i = index[id(scope[0])]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-SEGMENT = re.compile(r";|:|\?|->|=>|\b(?:but|however|whereas|while|although|though|in fact|actually|in reality|"
+SEGMENT = re.compile(r";|:|\?|\b(?:but|however|whereas|while|although|though|in fact|actually|in reality|"
                       r"what is (?:actually |really )?true is|the truth is|in truth)\b"
                       r"|\binstead\b(?! of\b)")
 SUBCLAUSE = re.compile(r"[,()]|\s-\s|\b(?:and|or|so|because|since|which|who|that|when|as|thus|hence|then)\b")
@@ -16,7 +16,7 @@ NOT_NEGATION = re.compile(r"\bnot (?:only|just|merely)\b|\bno (?:more|less|fewer
                           r"|\bnot (?:wrong|false|incorrect|untrue|mistaken|a myth|a mistake|an error|a misconception)\b"
                           # an amount a decrease ends at, not a negation: "it has faded to nothing by the bottom layers"
                           r"|\b(?:shr[iau]nk\w*|fad\w*|decay\w*|drop\w*|dwindl\w*|vanish\w*|diminish\w*|reduc\w*|sank|sink\w*|"
-                          r"fall\w*|fell|go(?:es)?|gone|went|comes?|came|boils? down|worn (?:down|away)) (?:down )?to (?:almost |nearly |"
+                          r"fall\w*|fell|worn (?:down|away)) (?:down )?to (?:almost |nearly |"
                           r"practically |virtually |basically |essentially |next to )?nothing\b")
 #: "hardly", "rarely", "seldom", "scarcely", "fail(s) to", "lack(s)" deny their predicate as "not" does.
 VERBAL = re.compile(r"\b(?:not|never|nor|neither|nobody|no one|no-one|none|nothing|no longer|hardly|rarely|seldom|"
@@ -187,7 +187,7 @@ DISTANCE = re.compile(
     r"unconvinced|sceptical|skeptical|doubtful)|i have (?:my |some |serious |real |strong )?doubts)"
     r"(?=\s*(?:[.!,;]|$|(?:about|of) (?:it|that|this|them|these|those|all (?:of )?this)\b|(?:that|if|whether) (?:it|this|"
     r"that|they|these|those) (?:is|are|was|were|holds?|works?)\b|(?:it|this|that|they) (?:is|are|was|were|holds?)\b|"
-    r"either way|at all|yet))|"
+    r"either way|at all|yet|that(?:'s| is) (?:really |actually |even |truly )?(?:the |a |an |true|right|correct|why|how)))|"
     r"i (?:no longer|do not any ?more) (?:do|think so|believe (?:it|that|this|so)|believe|think that)\b|"
     r"i (?:doubt|question) (?:it|that|this|them|these|those)\b|i (?:do not|did not) (?:buy|believe|trust) (?:it|that|this|them)\b|"
     r"(?:that|this|it) is (?:only |just )?(?:their|his|her|the authors'|other people's) (?:claim|view|opinion|idea|story|theory)|"

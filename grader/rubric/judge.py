@@ -259,7 +259,7 @@ def _not_english(rubric: Rubric, units_: list[Unit], n_words: int) -> str:
 def _first_hit(m, matched: list, skip=None) -> tuple:
     """(the first place misconception ``m`` is said, the evidence that found it), or (None, None)."""
     for ev in m.evidence:
-        hit = find(ev, matched, skip=skip)
+        hit = find(ev, matched, skip=skip, notes=True)
         if hit is not None:
             return hit, ev
     return None, None
@@ -277,6 +277,6 @@ def _lost(m, hit, by, matched: list, skip) -> list[str]:
 
     def elsewhere(scope) -> bool:
         return any(u in hit.units for u in scope) or (skip is not None and skip(scope))
-    again = any(find(ev, matched, skip=elsewhere) is not None for ev in m.evidence if ev.loses is None)
+    again = any(find(ev, matched, skip=elsewhere, notes=True) is not None for ev in m.evidence if ev.loses is None)
     return list(m.loses) if again else list(by.loses)
 

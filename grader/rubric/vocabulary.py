@@ -18,12 +18,13 @@ STRONG = re.compile(
     r"layer ?norm\w*|encoders?|decoders?|logits?|gradients?|backprop\w*|concatenat\w*|vectors?|matri(?:x|ces)|"
     r"subspaces?|multi-head|qkv|causal\w*|bidirectional|unigrams?|bigrams?|learning rate|warm-?ups?|"
     r"post-?norm|pre-?norm|head_i|head_\d+|positional|(?:letter|character)[- ]frequenc\w*|cross-?entropy|jacobians?|"
-    r"residual (?:connections?|streams?)|skip[- ]connections?|(?:train(?:ing)?|validation|val) loss(?:es)?)\b")
+    r"residual (?:connections?|streams?)|skip[- ]connections?|(?:train(?:ing)?|validation|val) loss(?:es)?|"
+    r"backward (?:signal|pass)|no-?res|no-skips?)\b")
 #: Words of the lesson that also have everyday senses ("head", "block", "keys"): two make a sentence the lesson's.
 WEAK = re.compile(
     r"\b(?:gpt\S*|bert\S*|heads?|layers?|blocks?|residuals?|models?|weights?|keys?|values?|projections?|masks?|masked|norms?|"
     r"networks?|neural|training|trained|parameters?|positions?|sequences?|dimensions?|width|outputs?|inputs?|"
-    r"skip|stream|loss|sublayers?|sub-layers?|linear|normali[sz]\w*|compute|flops)\b")
+    r"skips?|stream|loss|sublayers?|sub-layers?|linear|normali[sz]\w*|compute|flops)\b")
 #: A model's name, a weak anchor only beside :data:`NAME_CONTEXT` ("Bert looks both ways" is a person).
 NAME = re.compile(r"\b(?:gpt\S*|bert\S*)")
 #: Words that make a model's name mean the model (as does any strong anchor): "BERT reads the whole sentence".
