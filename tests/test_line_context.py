@@ -213,3 +213,16 @@ def test_review_errors_are_named_as_a_teacher_names_them(q, sentence, names):
 def test_taking_a_concept_back_is_still_a_contradiction(second):
     a = rubric.evaluate(EX4, "The residuals give the gradient a direct path back to the first blocks. " + second)
     assert [r for r in a.needs_review if r.startswith("contradiction: 'gradient_path'")]
+
+
+@pytest.mark.parametrize("line, passage, earns", [
+    # the model without residuals written as its formula, x = f(x) (not x = x + f(x))
+    ("whole_signal", "In the no-residual run x = attn(ln1(x)), so anything attention does not pass on is lost for the "
+                     "later blocks.", True),
+    ("whole_signal", "With residuals x = x + attn(ln1(x)), and whatever attention drops is gone for good.", False),
+    ("whole_signal", "In pre-norm x = x + f(x): anything f drops is still in x, nothing is lost.", False),
+    ("postnorm_in_gradient_path", "In the ablated model (x = f(x) instead of x + f(x)) the gradient has no path back to "
+                                  "the first block. Post-norm also blew up at 1.5e-2.", False),
+])
+def test_the_model_without_residuals_as_its_formula(line, passage, earns):
+    assert lines.credited(line, passage) is earns
