@@ -226,3 +226,14 @@ def test_taking_a_concept_back_is_still_a_contradiction(second):
 ])
 def test_the_model_without_residuals_as_its_formula(line, passage, earns):
     assert lines.credited(line, passage) is earns
+
+
+@pytest.mark.parametrize("passage, earns", [
+    ("The residual stream is what carries the token embedding forward untouched. Remove it, and each block must "
+     "rebuild that information from its own output.", True),
+    # "without it" after a sentence about something else
+    ("Warm-up keeps the first updates small. Without it the huge early steps overwrite the embeddings with noise.",
+     False),
+])
+def test_remove_it_after_a_sentence_about_the_stream(passage, earns):
+    assert lines.credited("whole_signal", passage) is earns
