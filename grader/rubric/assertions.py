@@ -205,8 +205,6 @@ _CONTRAST = re.compile(r"(?:but|yet|however|whereas|although|though|while)\b(?=.
 _CORRECTION = re.compile(r"(?:well,? |hmm,? )?(?:no[,.!:;]|nope\b|not (?:quite|really|true|so)\b|wrong\b|false\b|"
                          r"actually,? no\b|actually,? (?:it|they|that|this) (?:does|do|is|are|was|were) not\b|i used to\b|"
                          r"(?:that|this) (?:turns out|is (?:what i|wrong|false|not|the mistake)|was (?:wrong|a mistake)))")
-#: An arrow of notes, read as "so": it ends a negation's reach (:func:`_negations`).
-_ARROW = re.compile(r"->|=>")
 #: Where a governed complement ends: a clause that draws the writer's own conclusion ("..., which is why ...").
 _CONCLUSION = re.compile(r",\s*(?:which is why|which means|so that is why|hence|thus|and that is why)\b")
 
@@ -228,15 +226,6 @@ def _negations(text: str, seg: tuple[int, int], subs: list[tuple[int, int]]) -> 
                     # a negated matrix clause governs its complement, up to a clause that draws a conclusion
                     stop = _CONCLUSION.search(text, sub[1], seg[1])
                     scope = (m.start(), stop.start() if stop else seg[1])
-                elif _ARROW.search(text, m.end(), scope[1]):
-                    # an arrow in notes ("->", "=>": "so") ends what a negation denies: "No residuals -> the gradient
-                    # vanishes"; a negated "that" clause reaches past it ("not true that no residuals -> ...")
-                    scope = (m.start(), _ARROW.search(text, m.end(), scope[1]).start())
-                if m.group(0) == "not" and re.match(r"\s*because\b", text[m.end():]):
-                    # "... is not because it only learned the letter frequencies": the reason is what is denied, up
-                    # to the next comma ("... does not reach block 1 because ..." denies the verb, not the reason)
-                    comma = text.find(",", m.end(), seg[1])
-                    scope = (m.start(), comma if comma >= 0 else seg[1])
             else:
                 word = re.match(r"\S+", text[m.end():sub[1]].lstrip())
                 scope = (m.start(), _np_end(text, m.end(), sub[1], m.group(0) != "no") if word else m.end())

@@ -187,7 +187,7 @@ DISTANCE = re.compile(
     r"unconvinced|sceptical|skeptical|doubtful)|i have (?:my |some |serious |real |strong )?doubts)"
     r"(?=\s*(?:[.!,;]|$|(?:about|of) (?:it|that|this|them|these|those|all (?:of )?this)\b|(?:that|if|whether) (?:it|this|"
     r"that|they|these|those) (?:is|are|was|were|holds?|works?)\b|(?:it|this|that|they) (?:is|are|was|were|holds?)\b|"
-    r"either way|at all|yet|that(?:'s| is) (?:really |actually |even |truly )?(?:the |a |an |true|right|correct|why|how)))|"
+    r"either way|at all|yet))|"
     r"i (?:no longer|do not any ?more) (?:do|think so|believe (?:it|that|this|so)|believe|think that)\b|"
     r"i (?:doubt|question) (?:it|that|this|them|these|those)\b|i (?:do not|did not) (?:buy|believe|trust) (?:it|that|this|them)\b|"
     r"(?:that|this|it) is (?:only |just )?(?:their|his|her|the authors'|other people's) (?:claim|view|opinion|idea|story|theory)|"

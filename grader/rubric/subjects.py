@@ -79,7 +79,7 @@ def _foreign_plural(word: str) -> bool:
 
     if (len(word) < 4 or not word.endswith("s") or word.endswith(("ss", "us", "is", "'s")) or word in PLURALS
             or word in FUNCTION_WORDS or word in _S_ADVERBS or _ABSTRACT.search(word)
-            or word.startswith(("no-", "non-"))):  # a run named by what it lacks: "no-res only learned ..."
+            or re.match(r"no-?(?:res|skip)|non-?residual", word)):  # a run named by what it lacks: "no-res only ..."
         return False
     kind, _ = sentences.verb_kind(word)
     return kind is None and not has_domain_word(word) and not has_domain_word(word[:-1])
@@ -104,7 +104,7 @@ def foreign_subjects(text: str, start: int = 0, end: int | None = None) -> tuple
         if word in FUNCTION_WORDS and j > i:
             return ()
         k = j + 1
-        while k < len(toks) and toks[k][0] in _ADVERBS:
+        while k < len(toks) and (toks[k][0] in _ADVERBS or toks[k][0] in _S_ADVERBS):
             k += 1
         if k < len(toks) and _foreign_plural(word) and _plural_verb(toks[k][0]):
             return ((np_start, toks[j][2]),)

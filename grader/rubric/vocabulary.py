@@ -19,7 +19,7 @@ STRONG = re.compile(
     r"subspaces?|multi-head|qkv|causal\w*|bidirectional|unigrams?|bigrams?|learning rate|warm-?ups?|"
     r"post-?norm|pre-?norm|head_i|head_\d+|positional|(?:letter|character)[- ]frequenc\w*|cross-?entropy|jacobians?|"
     r"residual (?:connections?|streams?)|skip[- ]connections?|(?:train(?:ing)?|validation|val) loss(?:es)?|"
-    r"backward (?:signal|pass)|no-?res|no-skips?)\b")
+    r"backward signal|no-?res|no-skips?)\b")
 #: Words of the lesson that also have everyday senses ("head", "block", "keys"): two make a sentence the lesson's.
 WEAK = re.compile(
     r"\b(?:gpt\S*|bert\S*|heads?|layers?|blocks?|residuals?|models?|weights?|keys?|values?|projections?|masks?|masked|norms?|"
