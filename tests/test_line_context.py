@@ -314,3 +314,16 @@ def test_review2_right_lines_earn(line, passage):
 @pytest.mark.parametrize("line, passage", REVIEW2_LINES_NOT_EARNED)
 def test_review2_doubted_or_nonsense_lines_earn_nothing(line, passage):
     assert not lines.credited(line, passage)
+
+
+@pytest.mark.parametrize("q, sentence, names", [
+    # a sentence labelled as the wrong idea it states names no error (the second review's note lists)
+    (2, "Myth: MLP mixes tokens. Reality: attention mixes tokens, MLP per token.", ()),
+    (2, "Common misconception: the MLP mixes information between the tokens.", ()),
+    (1, "**Not**: heads split tokens, heads sequential.", ()),
+    # a label that does not say the idea is wrong
+    (2, "Reality: the MLP mixes information between the tokens.", ("mlp_mixes_tokens",)),
+    (2, "Note: the MLP mixes information between the tokens.", ("mlp_mixes_tokens",)),
+])
+def test_a_label_that_calls_the_idea_wrong_frames_it(q, sentence, names):
+    assert errors.named(q, sentence)[0] == names

@@ -76,6 +76,11 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                r"s? (?:is|are|was)\b(?: that\b| to think\b)?"),
     ("framed", r"\b(?:it|this) is (?:a |an )?(?:common |popular |widespread )?(?:myth|misconception|mistake|"
                r"error|fallacy) (?:that|to (?:think|say|believe))\b"),
+    # a sentence labelled as the wrong idea it states: "Myth: the MLP mixes tokens.", "Common misconception: ...",
+    # "Not: heads split tokens" (the label ends its segment at the colon; the frame takes the next one)
+    ("framed", r"^\W*(?:(?:a|one|the|another) )?(?:very )?(?:common |popular |frequent |widespread |classic |typical |"
+               r"usual )?(?:myth|misconception|mistake|error|fallacy|misunderstanding|pitfall|trap|wrong|false|not|"
+               r"incorrect|wrong (?:idea|picture|view|belief))s?\W*(?=:)"),
     ("framed", r"\b(?:wrongly|mistakenly|incorrectly|falsely|erroneously) (?:believe|believes|think|thinks|"
                r"assume|assumes|say|says|claim|claims|imagine|imagines)\b(?: that\b)?"),
     ("framed", r"\bcontrary to (?:popular belief|common belief|what (?:many|most|some) (?:people )?"
