@@ -327,3 +327,11 @@ def test_review2_doubted_or_nonsense_lines_earn_nothing(line, passage):
 ])
 def test_a_label_that_calls_the_idea_wrong_frames_it(q, sentence, names):
     assert errors.named(q, sentence)[0] == names
+
+
+@pytest.mark.parametrize("passage, earns", [
+    ("GPT masks future tokens.", True),  # "masks" before its object is a verb: a sentence, not bare terms
+    ("Attention masks for GPT.", False),  # a noun: a fragment that asserts nothing
+])
+def test_masks_as_a_verb(passage, earns):
+    assert lines.credited("gpt_causal", passage) is earns

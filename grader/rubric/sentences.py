@@ -221,7 +221,7 @@ contain contribute control convert copy correspond cost count create cut decide 
 determine differ divide double drop embed enable encode end ensure exist explain explode express feed find
 fit flow focus follow force forget form gather generate get give go grow halve handle happen hear help hide
 hold ignore imagine improve include increase involve join keep know lead learn let link listen look lose make
-map matter mean measure meet merge miss mix move multiply need normalise normalize note notice obtain occur
+map mask matter mean measure meet merge miss mix move multiply need normalise normalize note notice obtain occur
 operate optimise optimize pass pay perform pick picture play predict prefer prevent process produce project
 protect provide pull push put reach read receive reduce refer relate rely remain remember repeat represent
 require reshape rest return reuse review rotate route run say scale see seem select send serve set share shift show
@@ -239,7 +239,7 @@ strengthen succeed suffer suggest survive teach translate unify verify weaken
 #: Bases whose forms are as often nouns ("attention maps", "the uses", "a split"): their -s form is a verb only
 #: before an object or a content word ("maps each token"), their base form only after a plural subject.
 NOUN_TOO = frozenset("""
-change check copy cost count cut drop end form look map need pass process project rest set shift sort split
+change check copy cost count cut drop end form look map mask need pass process project rest set shift sort split
 stack start sum track turn update use
 """.split())
 #: Irregular past forms and participles (regular ones are made by :func:`_inflections`).
