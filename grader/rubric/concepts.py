@@ -281,7 +281,9 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
             if denied and not around and asserted(found, [max(combo, key=lambda span: span[1])], owned=owned):
                 continue  # a denial denies the last piece, the predicate: not "doesn't loop over the heads: ... the
                 # heads are parallel"
-            if not notes and _only_bare_terms(scope, norms, combo) or not _in_domain(scope, norms, combo, units_, index):
+            if not notes and _only_bare_terms(scope, norms, combo):
+                continue  # terms side by side earn no line (an error in notes is still the student's)
+            if not _in_domain(scope, norms, combo, units_, index):
                 continue
             if ev.about is not None:
                 i = index[id(scope[0])]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from .spec import Rubric
 from .read import FUNCTION_WORDS, Block, function_share, normalise, words
@@ -71,7 +72,7 @@ class Unit:
     prose: bool = False
     quoted: bool = False  # from a Markdown blockquote (.read.Block.quoted)
 
-    @property
+    @cached_property
     def bare_terms(self) -> bool:
         """Whether the unit is terms side by side and nothing that relates them: no verb (:func:`has_verb`), no function
         word ("each", "in", "of"), no relating word ("per", "own", "via") and no relating sign (= : -> | + ( ),

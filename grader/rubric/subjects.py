@@ -61,6 +61,10 @@ _ADVERBS = frozenset("also only just still often always never then all both toge
 #: Adverbs that end in "s" and could pass for a plural noun before a verb ("the heads *always* get ...").
 _S_ADVERBS = frozenset("always sometimes perhaps afterwards towards besides nowadays thus whereas backwards forwards "
                        "upwards downwards sideways anyways regardless".split())
+#: Adverbs skipped between a subject and its verb ("pancakes *then* stay", "the pancakes *sometimes* went").
+_SKIPPED = _ADVERBS | _S_ADVERBS
+#: The lesson's runs named by what they lack: "*no-res* only learned ..." is no foreign plural.
+_RUN_NAME = re.compile(r"no-?(?:res|skip)|non-?residual")
 _ABSTRACT = re.compile(r"(?:tions|sions|ities|nesses|ments|ances|ences|isms|ships|ings|ures|ics|ogies|ives|ors|ists)$")
 _WORD = re.compile(r"[a-z][\w'-]*")
 
@@ -79,7 +83,7 @@ def _foreign_plural(word: str) -> bool:
 
     if (len(word) < 4 or not word.endswith("s") or word.endswith(("ss", "us", "is", "'s")) or word in PLURALS
             or word in FUNCTION_WORDS or word in _S_ADVERBS or _ABSTRACT.search(word)
-            or re.match(r"no-?(?:res|skip)|non-?residual", word)):  # a run named by what it lacks: "no-res only ..."
+            or _RUN_NAME.match(word)):
         return False
     kind, _ = sentences.verb_kind(word)
     return kind is None and not has_domain_word(word) and not has_domain_word(word[:-1])
@@ -104,7 +108,7 @@ def foreign_subjects(text: str, start: int = 0, end: int | None = None) -> tuple
         if word in FUNCTION_WORDS and j > i:
             return ()
         k = j + 1
-        while k < len(toks) and (toks[k][0] in _ADVERBS or toks[k][0] in _S_ADVERBS):
+        while k < len(toks) and toks[k][0] in _SKIPPED:
             k += 1
         if k < len(toks) and _foreign_plural(word) and _plural_verb(toks[k][0]):
             return ((np_start, toks[j][2]),)
