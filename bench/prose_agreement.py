@@ -67,7 +67,13 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "heldout9_ex4": ROOT / "exercises/exercise4/rubric.toml",
            # a tenth writer, late on 2026-12-06 (20 answers, 4 with a confident error: uneven, hurried answers, two
            # pictures of the writer's own); never tuned on; 75 % within 1 at arrival (graded at 0787872)
-           "heldout10_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout10_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # written on 2026-12-07 by an eleventh writer from a brief of nonsense kinds (genre texts with and without
+           # their formulas, everyday senses of the lesson's words, worlds mapped without comparing, plain nonsense with
+           # singular subjects, word salad) and genuine controls in personal registers, beside the dev round n
+           # (exercise1/labels_n.toml, exercise4/labels_n.toml, a twelfth writer, same brief); never tuned on
+           "heldout6": ROOT / "exercises/exercise1/rubric.toml",
+           "heldout11_ex4": ROOT / "exercises/exercise4/rubric.toml"}
 
 
 @dataclass
