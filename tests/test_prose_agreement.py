@@ -109,7 +109,15 @@ def test_no_error_is_named_on_an_answer_labelled_as_not_making_it(graded):
     # Measured on 2026-12-06: 0 of 355 answers with points (3 dev answers before that day's fixes: a dialogue
     # corrected by its tutor, a code review's "slice of it", a head defined in general after a sentence on GPT-2).
     exercise, rows = graded
-    assert [(r.name, r.wrongly_named) for r in rows if r.wrongly_named] == []
+    assert [(r.name, r.wrongly_named) for r in rows if r.wrongly_named] == KNOWN_WRONGLY_NAMED.get(exercise, [])
+
+
+#: Errors named against the label that arrived with a held-out set and are left as they are, since fixing them would
+#: tune on it (listed exactly: a fix turns this into a failure, so that the table is updated). heldout6 (2026-12-07):
+#: a genuine letter to one's past self, labelled as avoiding "more heads cost proportionally more", is told it makes
+#: that error; the sentence was not read. Wordings of a belief given up ("you'll assume that ...") found on the dev
+#: side are read since (tests/test_foreign_subjects.py).
+KNOWN_WRONGLY_NAMED = {"heldout6": [("h11_letter_past_self", ("heads_cost_more",))]}
 
 
 @pytest.mark.xfail(strict=True, reason="known misses (KNOWN_MISSED): caught by fewer than half")

@@ -73,6 +73,14 @@ MIXED_MIN_SENTENCES = 2
 #: Nonsense too: more than this share of the words in sentences laying the lesson's terms over another world
 #: (:func:`.worlds.world_share`; genuine dev answers reach 0.47).
 WORLD_SHARE = 0.55
+#: Nonsense in another world's words: more than this share of what the answer says with the lesson's terms is said
+#: in sentences naming foreign things (:func:`.worlds.entangled_share`, below its own threshold) and at least this
+#: share of its content words are foreign to answers on this lesson (:func:`.genre.foreign_share`): a job advert
+#: whose benefits are "an MLP (Meal and Lunch Plan)" and "a residual connection to the pension scheme". Chosen on
+#: tests/prose's dev split (round n, 2026-12-07), where no genuine answer that was not flagged already reaches both;
+#: genuine dev answers reach 0.36 of foreign words (an analogy of their own) but then say most of it apart from it.
+FOREIGN_WORLD_ENTANGLED = 0.6
+FOREIGN_WORLD_SHARE = 0.2
 #: Reported: at least this share of the words stand in sentences that are another speaker's (.reported); they earn
 #: nothing, and a teacher decides whether the student pasted a chatbot's answer or meant it as their own.
 REPORTED_SHARE = 0.25
@@ -247,5 +255,10 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
                 f"or who, {rate:.1f} per 100 words)"] = PENALTY["nonsense"]
         elif reason := genre.written_as_another_genre(markdown, sentences):
             own[reason] = PENALTY["nonsense"]
+        elif n_terms >= worlds.ENTANGLED_MIN_SENTENCES and entangled > FOREIGN_WORLD_ENTANGLED and \
+                (foreign := genre.foreign_share(sentences))[0] >= FOREIGN_WORLD_SHARE:
+            own[f"nonsense?: {entangled:.0%} of what the answer says with the lesson's terms is said in sentences "
+                f"about other things, and {foreign[0]:.0%} of its content words are foreign to answers on this lesson "
+                f"({', '.join(foreign[1][:6])})"] = PENALTY["nonsense"]
     reasons = list(own)
     return confidence(list(a.needs_review) + reasons, own), reasons

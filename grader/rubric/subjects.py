@@ -1,13 +1,27 @@
 """Clause subjects that name something outside the lesson: "without residuals, *pancakes* stay at the unigram
-level", "*the lettuces* get their own weights" (issue 11: the right words in a sentence about something else earn
-nothing; :mod:`.assertions` gives such a clause the stance ``foreign``).
+level", "*the lettuces* get their own weights", "*the choir* runs several heads in parallel" (issue 11: the right
+words in a sentence about something else earn nothing; :mod:`.assertions` gives such a clause the stance
+``foreign``).
 
 A subject is a noun phrase that opens a sub-clause and comes right before its verb: an optional opener ("and",
-"so", "because", ...), an optional determiner ("the", "these", "all", "two", ...), at most two modifiers, then a
-plural noun, then a verb a plural subject takes (an auxiliary or modal, or the base or past form of a verb of the
-domain, :data:`.sentences.VERB_BASES`; adverbs between are skipped: "pancakes *then* stay"). The noun is foreign
-when it is none of :data:`PLURALS` (the lesson's plural nouns, its picture's people, general nouns), no abstract
-noun ("-tion", "-ity", ...), no verb's -s form and no domain or picture word (:func:`.topic.has_domain_word`).
+"so", "because", ...), an optional setting of time or place ("on Tuesday", "in the garage"), an optional determiner,
+at most two modifiers, then the noun, then its verb (adverbs between are skipped: "pancakes *then* stay").
+
+- **Plural**: a plural noun after "the", "these", "all", "two", ... (or none), before a verb a plural subject takes
+  (an auxiliary or modal, or the base or past form of a verb of the domain, :data:`.sentences.VERB_BASES`). The noun
+  is foreign when it is none of :data:`PLURALS` (the lesson's plural nouns, its picture's people, general nouns), no
+  abstract noun ("-tion", "-ity", ...), no verb's -s form and no domain or picture word
+  (:func:`.topic.has_domain_word`).
+- **Singular**: a noun after "the", "my", "a", "this", ... before a verb a singular subject takes ("is", "has",
+  "runs", "gave"). The noun is foreign when it is also no general word (:func:`.vocabulary.is_general`) and its
+  stem is not among the words answers on this lesson use (:func:`.genre.lesson_words`): "my uncle", "the city
+  council", not "the model", "the author", "the whole panel".
+- **A scene elsewhere**: a setting with its determiner whose noun is foreign ("at the bakery the heads run ...");
+  a name is no scene ("in PRE the residual addition ...").
+
+A possessive of the picture's people before the noun keeps the phrase the lesson's ("the lawyers' memos are stapled
+together"). The nouns of a picture the student states (:func:`pictured`: "a panel of experts" after "like", "the lens
+is its own query, key and value projections") are no foreign subject either: :func:`.concepts.find` lets them pass.
 
 Nothing is guessed from a word's "-s" alone: the plural must stand where a subject stands and be followed by a
 verb, so "the run collapses" and "the model copes with it" have no plural subject (what follows "collapses" and
@@ -31,7 +45,7 @@ characters letters frequencies batches epochs iterations experiments runs curves
 slices chunks pieces results distributions probabilities representations sums products shortcuts additions
 images pixels filters states functions equations formulas settings datasets logits encoders decoders
 sublayers sub-layers attentions bits bytes flops costs operations computations multiplications errors
-people students things others ones persons readers members teams lawyers reviewers colleagues experts workers
+people students things others ones persons readers members teams panels crews squads boards juries lawyers reviewers colleagues experts workers
 analysts specialists teammates proofreaders notes readings researchers authors engineers designers humans users
 we they both all many most some few several these those
 components modules pieces items parts materials sources references resources perspectives views ideas concepts
@@ -89,27 +103,141 @@ def _foreign_plural(word: str) -> bool:
     return kind is None and not has_domain_word(word) and not has_domain_word(word[:-1])
 
 
+#: Determiners a singular subject may open with ("*the* choir runs", "*my* uncle gave each head ...").
+_SINGULAR_DETERMINERS = frozenset("the my our his her their your a an this".split())
+#: Verbs a singular subject takes besides the domain's own -s and past forms.
+_SINGULAR_AUX = frozenset("is was has had does did can could will would shall should may might must".split())
+
+
+def _singular_verb(word: str) -> bool:
+    """Whether ``word`` is a verb form a singular subject takes ("is", "runs", "gave"; not "run")."""
+    if word in _SINGULAR_AUX:
+        return True
+    kind, _ = sentences.verb_kind(word)
+    return kind in ("s", "past")
+
+
+def _foreign_singular(word: str) -> bool:
+    """Whether ``word`` is a singular noun outside the lesson, its picture and the words answers on it use."""
+    from .topic import has_domain_word
+    from .vocabulary import PICTURE, is_general
+    from .genre import lesson_words, stem
+
+    if (len(word) < 3 or word in FUNCTION_WORDS or word in PLURALS or word + "s" in PLURALS or is_general(word)
+            or PICTURE.fullmatch(word) or _RUN_NAME.match(word) or not word.isalpha()):
+        return False
+    kind, _ = sentences.verb_kind(word)
+    return kind is None and not has_domain_word(word) and stem(word) not in lesson_words()
+
+
+def _lesson_modifier(word: str) -> bool:
+    """Whether ``word``, before a noun, is the possessive of one of the picture's people ("the *lawyers'* memos",
+    "the *reviewer's* notes"): the phrase is the lesson's picture."""
+    from .vocabulary import PICTURE
+
+    base = re.sub(r"'s?$", "", word)
+    return base != word and (base in PLURALS or bool(PICTURE.fullmatch(base)))
+
+
+def _noun_before_verb(toks, i: int, np_start: int, noun, verb, first_may_be_function_word: bool
+                      ) -> tuple[tuple[int, int], ...]:
+    """The subject whose noun (``noun(word)``) is one of ``toks[i:i+3]`` (at most two modifiers before it) and comes
+    right before its verb (``verb(word)``, adverbs between skipped), as :func:`foreign_subjects` returns it."""
+    for j in range(i, min(i + 3, len(toks))):
+        word = toks[j][0]
+        if word in FUNCTION_WORDS and (j > i or not first_may_be_function_word):
+            return ()
+        k = j + 1
+        while k < len(toks) and toks[k][0] in _SKIPPED:
+            k += 1
+        if k < len(toks) and noun(word) and verb(toks[k][0]):
+            return ((np_start, toks[j][2]),)
+        if _lesson_modifier(word):
+            return ()  # "the lawyers' memos": a phrase of the lesson's picture
+    return ()
+
+
+#: Prepositions that open a clause's setting of time or place ("*on Tuesday* the choir ...", "*in the garage* my
+#: uncle ...").
+_SETTING = frozenset("on in at during after before since until by".split())
+
+
+def _after_setting(toks, i: int) -> int:
+    """The index of the subject after a setting of at most three words that opens the clause at ``toks[i]`` ("on
+    tuesday", "in the garage"), up to a determiner; ``i`` when there is none."""
+    if i >= len(toks) or toks[i][0] not in _SETTING:
+        return i
+    for k in range(i + 2, min(i + 5, len(toks))):
+        if toks[k][0] in _DETERMINERS or toks[k][0] in _SINGULAR_DETERMINERS:
+            return k if toks[k - 1][0] not in FUNCTION_WORDS else i
+    return i
+
+
 @lru_cache(maxsize=4096)
 def foreign_subjects(text: str, start: int = 0, end: int | None = None) -> tuple[tuple[int, int], ...]:
-    """The noun phrases (start, end offsets into ``text``) in ``text[start:end]`` that open it, are plural, name
-    something foreign and come right before their verb: at most one, as a tuple (empty: none)."""
+    """The noun phrases (start, end offsets into ``text``) in ``text[start:end]`` that open it, name something foreign
+    and come right before their verb, or the scene elsewhere that opens it (see the module docstring): at most one, as
+    a tuple (empty: none)."""
     end = len(text) if end is None else end
     toks = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text, start, end)]
     i = 0
     while i < len(toks) and toks[i][0] in _OPENERS:
         i += 1
+    at = _after_setting(toks, i)
+    if at > i + 2 and (_foreign_singular(toks[at - 1][0]) or _foreign_plural(toks[at - 1][0])):
+        return ((toks[i][1], toks[at - 1][2]),)  # "at the bakery the heads ...": a scene elsewhere (a name is no
+        # scene: "in PRE the residual addition ...")
+    i = at
     np_start = toks[i][1] if i < len(toks) else end
+    if i < len(toks) and toks[i][0] in _SINGULAR_DETERMINERS:
+        found = _noun_before_verb(toks, i + 1, np_start, _foreign_singular, _singular_verb, False)
+        if found:
+            return found
     if i < len(toks) and toks[i][0] in _SINGULAR:
         return ()
     if i < len(toks) and toks[i][0] in _DETERMINERS:
         i += 1
-    for j in range(i, min(i + 3, len(toks))):  # at most two modifiers before the noun
-        word = toks[j][0]
-        if word in FUNCTION_WORDS and j > i:
-            return ()
-        k = j + 1
-        while k < len(toks) and toks[k][0] in _SKIPPED:
-            k += 1
-        if k < len(toks) and _foreign_plural(word) and _plural_verb(toks[k][0]):
-            return ((np_start, toks[j][2]),)
-    return ()
+    return _noun_before_verb(toks, i, np_start, _foreign_plural, _plural_verb, True)
+
+
+#: "the lens *is* its own ...", "that backward trace *is* the gradient": a noun set equal to something.
+_MAPPED = re.compile(r"\b([a-z][a-z'-]{2,})\s+(?:is|are|was|were|=|stands? for|represents?|means?)\s+([^,;:.!?()]*)")
+#: Words that say a sentence compares ("like a panel of experts", "think of the stream as a river").
+_COMPARES = re.compile(r"\b(?:like|as if|as though|just as|similar(?:ly)? to|resembl\w*|think of|imagine|picture|"
+                       r"analog\w*|metaphor\w*|compar\w*|acts? as|works? as|serves? as|plays? the)\b")
+
+
+@lru_cache(maxsize=256)
+def pictured(norms: tuple[str, ...]) -> frozenset[str]:
+    """The nouns an answer sets equal to a term of the lesson ("the lens is its own query, key and value
+    projections", "that backward trace is the gradient") or compares with ("a panel of experts" after "like"):
+    the student's own picture, whose nouns are no foreign subject ("the whole panel costs about one wide head").
+    An answer that never speaks of the model in sentences of its own (:func:`.worlds.inside_another_world`)
+    pictures nothing, as for :mod:`.pictures`.
+
+    Args:
+        norms: the answer's sentences, normalised (:func:`.read.normalise`).
+
+    Returns:
+        The nouns (singular or plural, as written); empty when the answer pictures nothing.
+    """
+    from .topic import has_domain_word
+    from .worlds import entangled_share, inside_another_world
+
+    if inside_another_world(*entangled_share(list(norms))):
+        return frozenset()  # nonsense that says "the hoses are the residual connections" pictures nothing
+    out = set()
+    for norm in norms:
+        for m in _MAPPED.finditer(norm):
+            if has_domain_word(m.group(2)) and not has_domain_word(m.group(1)):
+                out.add(m.group(1))
+        for m in _COMPARES.finditer(norm):
+            out.update(w for w in _WORD.findall(norm, m.end(), m.end() + 60)[:6] if w not in FUNCTION_WORDS)
+    return frozenset(out)
+
+
+def noun_of(text: str, start: int, end: int) -> str:
+    """The last word of the subject ``text[start:end]`` (its noun)."""
+    found = _WORD.findall(text, start, end)
+    return found[-1] if found else ""
+
