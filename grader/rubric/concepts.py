@@ -9,7 +9,7 @@ from .assertions import Clause, Cue, asserted
 from .spec import Evidence
 from .scopes import PRONOUN, back, candidates, retracted, scope_clauses, word_index
 from .sentences import Unit
-from .subjects import noun_of, pictured
+from .subjects import noun_of, pictured, read_elsewhere
 from .mixing import bound_and_mixed, mixing_paragraph
 from .topic import anchored, foreign_agents, mapped, misused, strong_beyond, topical
 from .worlds import bridges, unquoted
@@ -252,6 +252,7 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
     index = {id(u): i for i, u in enumerate(units_)}
     retractions = retracted(units_, reported_too=not as_own)
     own_nouns = pictured(tuple(u.norm for u in units_))
+    elsewhere = read_elsewhere(tuple(u.norm for u in units_ if u.prose))
     for scope, norms, shift in candidates(units_, ev.sentences):
         if skip is not None and skip(scope):
             continue
@@ -273,8 +274,7 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
                    for p in ev.unless_near for m in p.finditer(text[start:end])):
                 continue
             owned = _owner(ev, text, combo)
-            if own_nouns:  # a subject of the student's own picture is no foreign subject
-                owned = _pictured_too(owned, text, own_nouns)
+            owned = _pictured_too(owned, text, own_nouns, elsewhere)  # the answer's picture, its sources
             around = _denied_around(ev, text, found, combo, owned)
             said = asserted(found, list(combo), owned=owned) and not around
             if said == denied:
@@ -299,15 +299,16 @@ def find(ev: Evidence, units_: list[Unit], *, denied: bool = False,
     return None
 
 
-def _pictured_too(owned, text: str, nouns: frozenset[str]):
-    """``owned``, and a foreign-subject cue of an answer that pictures things (:func:`.subjects.pictured`): a
-    singular subject may be any of its picture's people ("the chief writes one report" beside "one detective is one
-    head"), a plural one only a noun it pictures (the older, narrower rule: "the pancakes stay at U")."""
-    def of_picture(q) -> bool:
+def _pictured_too(owned, text: str, nouns: frozenset[str], elsewhere: bool):
+    """``owned``, and a foreign-subject cue that this answer does not read as foreign: a plural noun it pictures
+    (:func:`.subjects.pictured`), or any singular subject or scene unless the answer is read as elsewhere
+    (:func:`.subjects.read_elsewhere`): in an answer with a picture, "the chief writes one report" is the picture's
+    (beside "one detective is one head"); in a plain one, "the video says ..." is its source."""
+    def passes(q) -> bool:
         noun = noun_of(text, q.start, q.end)
-        return noun in nouns or not noun.endswith("s") or noun.endswith(("ss", "us", "is"))
+        return noun in nouns or not elsewhere and (not noun.endswith("s") or noun.endswith(("ss", "us", "is")))
 
-    return lambda q: owned(q) or (q.stance == "foreign" and of_picture(q))
+    return lambda q: owned(q) or (q.stance == "foreign" and passes(q))
 
 
 def _combinations(per_pattern: list[list[tuple[int, int]]], limit: int = 2000):

@@ -153,11 +153,14 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
     ("attributed", r"\b(?:one|you|someone|a student|a reader) (?:might|may|could|would) (?:think|say|assume|"
                    r"expect|believe|guess|imagine|suppose)\b(?: that\b)?|\bit is (?:\w+ )?tempting to (?:think|say|assume|"
                    r"believe)\b(?: that\b)?"),
-    # the reader's (or, in a letter to one's past self, the writer's old) belief: "you'll assume that ...", "you
-    # probably believe ...", "you were sure that ..." (not "you can think of each head as ...")
-    ("attributed", r"\byou(?:'d|'ll| will| are going to|'re going to)?(?: (?:probably|naturally|naively|first|still|"
-                   r"also))? (?:think|thought|assume|assumed|expect|expected|believe|believed|suppose|supposed|were sure|"
-                   r"are sure|be tempted to (?:say|think))\b(?! of\b| about\b| to\b)(?: that\b)?"),
+    # the reader's (or, in a letter to one's past self, the writer's old) belief that the sentence then corrects:
+    # "you'll assume that eight heads cost eight times as much, but ...", "you probably believe X; in fact ..." (not
+    # "you can think of each head as ...", not "as you'd expect, ...", not a belief the sentence confirms: "you'd think
+    # X, and that's exactly what happens" is the writer's claim)
+    ("attributed", r"(?P<expected>(?<!\bas )(?<!\bwhat )(?<!\bthan )(?<!\bunlike )\byou(?:'d|'ll| will| are going to|"
+                   r"'re going to)?(?: (?:probably|naturally|naively|first|still|also))? (?:think|thought|assume|assumed|"
+                   r"expect|expected|believe|believed|suppose|supposed|were sure|are sure|be tempted to (?:say|think))\b"
+                   r"(?! of\b| about\b| to\b)(?: that\b)?)"),
     ("question", r"\bwhether\b"),
 ))
 CONDITION = re.compile(r"(?:^|(?<=[;:] )|(?<=\bbut ))(?:had|were) (?=(?:the|a|an|each|every|all|we|you|they|it|"

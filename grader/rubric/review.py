@@ -81,6 +81,10 @@ WORLD_SHARE = 0.55
 #: genuine dev answers reach 0.36 of foreign words (an analogy of their own) but then say most of it apart from it.
 FOREIGN_WORLD_ENTANGLED = 0.6
 FOREIGN_WORLD_SHARE = 0.2
+#: ... unless at least this share of its term sentences compare or bridge to the model (:func:`.worlds.compared_share`:
+#: "just as each head has its own ...", "that is the concatenation followed by W_O"): a kitchen carried through and
+#: mapped back sentence by sentence is the student's analogy (a review found one at 0.42; dev nonsense reaches 0.25).
+FOREIGN_WORLD_COMPARED = 1 / 3
 #: Reported: at least this share of the words stand in sentences that are another speaker's (.reported); they earn
 #: nothing, and a teacher decides whether the student pasted a chatbot's answer or meant it as their own.
 REPORTED_SHARE = 0.25
@@ -256,7 +260,8 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
         elif reason := genre.written_as_another_genre(markdown, sentences):
             own[reason] = PENALTY["nonsense"]
         elif n_terms >= worlds.ENTANGLED_MIN_SENTENCES and entangled > FOREIGN_WORLD_ENTANGLED and \
-                (foreign := genre.foreign_share(sentences))[0] >= FOREIGN_WORLD_SHARE:
+                (foreign := genre.foreign_share(sentences))[0] >= FOREIGN_WORLD_SHARE and \
+                worlds.compared_share([u.norm for u in units_]) < FOREIGN_WORLD_COMPARED:
             own[f"nonsense?: {entangled:.0%} of what the answer says with the lesson's terms is said in sentences "
                 f"about other things, and {foreign[0]:.0%} of its content words are foreign to answers on this lesson "
                 f"({', '.join(foreign[1][:6])})"] = PENALTY["nonsense"]

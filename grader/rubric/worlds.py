@@ -269,6 +269,17 @@ def entangled_share(norms: list[str]) -> tuple[float, int]:
     return (odd / total if total else 0.0), n
 
 
+#: Words that compare a picture with the model in a sentence of an analogy told throughout ("*likewise*").
+_COMPARED = re.compile(_EXPLICIT.pattern + r"|\b(?:likewise|picture|analogy)\b")
+
+
+def compared_share(norms: list[str]) -> float:
+    """The share (0-1) of an answer's term sentences (those that use a lesson term) that say they compare
+    (:data:`_EXPLICIT`, "likewise") or bridge to the model (:func:`bridges`); 0.0 when none uses a term."""
+    terms = [n for n in norms if _term_sentence(n)]
+    return sum(bool(_COMPARED.search(n) or bridges(n)) for n in terms) / len(terms) if terms else 0.0
+
+
 def entangled_words(norms: list[str], limit: int = 6) -> list[str]:
     """The foreign nouns and verbs of the term sentences that :func:`entangled_share` counts, in order, without
     repeats (within a sentence too: "one head chases the carrot, another chases the pronoun")."""
