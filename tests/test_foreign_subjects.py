@@ -96,6 +96,10 @@ def test_a_belief_given_to_the_reader_is_not_the_writers_error(sentence, named):
     ("own_qkv", "The chapter says each head has its own learned query, key and value matrices."),
     ("concat_w_o", "The script concatenates the head outputs and passes them through the output projection W_O."),
     ("heads_parallel", "As you'd expect, the heads run in parallel on the same tokens."),
+    # a tool as the actor is no farmer ("the farmer stacks blocks" earns nothing)
+    ("stacked", "The checkpoint stacks 12 blocks on top of each other."),
+    ("stacked", "My notebook stacks six blocks, each one feeding the next."),
+    ("heads_parallel", "The kernel runs all the heads in parallel as one batched matmul."),
 ])
 def test_a_plain_answers_sources_and_settings_are_no_scene_elsewhere(line, passage):
     assert lines.credited(line, passage)
