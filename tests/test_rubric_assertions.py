@@ -528,3 +528,18 @@ def test_stacking_is_said_of_blocks_not_of_heads_or_sublayers():
                                          "other, each head refining what the previous head produced.")
     assert "stacked" not in lines_earned("Attention mixes the tokens. Inside the block the two sublayers come one "
                                          "after another.")
+
+
+@pytest.mark.parametrize("sentence, phrase, expected", [
+    # another's claim the student agrees with in so many words is the student's claim too (2026-12-07)
+    ("the instructor said the heads run in parallel, and that matches my code.", "in parallel", "asserted"),
+    ("some people say the heads run in parallel, and that is correct.", "in parallel", "asserted"),
+    ("my friend told me that bert is causal, which is true.", "causal", "asserted"),
+    # not an agreement: a verdict against it, a qualified one, or what someone else believed
+    ("some say heads split the tokens between them, and that is a common mistake.", "split the tokens", "attributed"),
+    ("some say post-norm is more stable, and that is true only with a warm-up.", "more stable", "attributed"),
+    ("people say post-norm is more stable, and that is what the original paper believed.", "more stable",
+     "attributed"),
+])
+def test_an_attribution_the_student_agrees_with(sentence, phrase, expected):
+    assert stance_of(sentence, phrase) == expected

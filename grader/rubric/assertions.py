@@ -250,6 +250,8 @@ def _frames(text: str, seg: tuple[int, int], next_seg: tuple[int, int] | None) -
                 continue  # an expectation the sentence does not give up is the student's claim
             if m.groupdict().get("said_to") and cues.ENDORSED.search(text, m.end()):
                 continue  # "are often said to ..., and that is what they do": the student's claim too
+            if stance == "attributed" and cues.AGREED.search(text, m.end()):
+                continue  # "the instructor said the heads run in parallel, and that matches my code"
             end = seg[1]
             if stance == "framed" and re.match(r"contrary to (?:popular|common|what (?:many|most|some))", m.group(0)):
                 comma = text.find(",", m.end(), seg[1])

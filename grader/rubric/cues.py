@@ -329,6 +329,10 @@ GIVEN_UP = re.compile(r"[,;]\s*(?:but|however|yet|instead)\b|\b(?:proved (?:me|i
 #: does" (not "..., which they do not").
 ENDORSED = re.compile(r"(?:\b(?:and|which|as)|[;:]) (?:that|this|it|they) (?:is|are|does|do|did)\b(?! not\b| wrong\b)"
                       r"(?: (?:exactly|indeed|just))?(?: (?:what|so|true|right|correct)\b)?(?![^.]*\b(?:not|wrong)\b)")
+#: The student agreeing, in so many words, with what another says: "..., and that is exactly right", "..., which is
+#: true", "..., and that matches my code" (not "and that is a common mistake", "and that is what the paper believed").
+AGREED = re.compile(r"(?:\bwhich|(?:\band|[;:]) (?:that|this|it)) (?:is (?:exactly |indeed |quite |also )?(?:right|true|"
+                    r"correct|the case)\b|(?:matches|agrees with|fits) (?:my|our|what i)\b)(?![^.]*\b(?:not|wrong|only)\b)")
 #: Verbs of a source giving its answer ("ChatGPT answered", "it came back with"): :data:`REPORTING` and the reported
 #: speech step (:mod:`.reported`) share them.
 SAYING = (r"said|says|answered|answers|replied|replies|wrote|writes|told|tells|responded|responds|gave|gives|printed|"
