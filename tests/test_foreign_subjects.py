@@ -130,6 +130,18 @@ def test_in_an_answer_of_foreign_words_a_foreign_singular_subject_earns_nothing(
         "My uncle gave each head", "The model gives each head")
     b = rubric.evaluate(EX1, fixed)
     assert b.lines["own_qkv"].earned
+    # the student's own system is no uncle, in the same answer (the second review of 2026-12-07: a chess bot, a
+    # translation app)
+    bot = rubric.evaluate(EX1, UNCLE.replace("my uncle ran his heads", "my bot ran its heads"))
+    assert bot.lines["heads_parallel"].earned
+
+
+def test_the_lessons_own_picture_and_function_words_picture_nothing():
+    # "that is why ...", "each person in the team is a head", "the difference is ...": every answer to the exercise
+    # says such things; they must not switch the reading of foreign subjects off
+    assert pictured(("that is why the heads run in parallel.", "each person in the team is a head.",
+                     "the difference is that gpt uses a causal mask.", "in the picture, merging the notes is w_o.")) \
+        == frozenset()
 
 
 KITCHEN = """## 1. Multi-head attention: a team reading one contract

@@ -203,8 +203,8 @@ def foreign_subjects(text: str, start: int = 0, end: int | None = None) -> tuple
 #: "the lens *is* its own ...", "that backward trace *is* the gradient": a noun set equal to something.
 _MAPPED = re.compile(r"\b([a-z][a-z'-]{2,})\s+(?:is|are|was|were|=|stands? for|represents?|means?)\s+([^,;:.!?()]*)")
 #: Words that say a sentence compares ("like a panel of experts", "think of the stream as a river").
-_COMPARES = re.compile(r"\b(?:(?<!would )(?<!'d )(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )like(?! to\b)|as if|as though|just as|similar(?:ly)? to|resembl\w*|think of|imagine|picture|"
-                       r"analog\w*|metaphor\w*|compar\w*|acts? as|works? as|serves? as|plays? the)\b")
+_COMPARES = re.compile(r"\b(?:(?<!would )(?<!'d )(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )like(?! to\b)|as if|as though|just as|"
+                       r"similar(?:ly)? to|resembl\w*|think of|imagine|acts? as|works? as|serves? as|plays? the)\b")
 
 
 @lru_cache(maxsize=256)
@@ -229,8 +229,9 @@ def pictured(norms: tuple[str, ...]) -> frozenset[str]:
     out = set()
     for norm in norms:
         for m in _MAPPED.finditer(norm):
-            if has_domain_word(m.group(2)) and not has_domain_word(m.group(1)):
-                out.add(m.group(1))
+            noun = m.group(1)
+            if has_domain_word(m.group(2)) and not has_domain_word(noun) and not _not_a_picture(noun):
+                out.add(noun)
         for m in _COMPARES.finditer(norm):
             out.update(w for w in _WORD.findall(norm, m.end(), m.end() + 60)[:6] if w not in FUNCTION_WORDS)
     return frozenset(out)
@@ -254,6 +255,15 @@ def read_elsewhere(norms: tuple[str, ...]) -> bool:
     from .genre import foreign_share
 
     return not pictured(norms) and foreign_share(list(norms))[0] >= FOREIGN_WORDS_GATE
+
+
+def _not_a_picture(word: str) -> bool:
+    """Words set equal to a term that picture nothing of the student's own: function words ("that is why", "there
+    are"), general words ("the difference is ..."), the lesson's own picture ("each person is a head")."""
+    from .vocabulary import PICTURE, is_general
+
+    return (word in FUNCTION_WORDS or word in {"itself", "below", "above", "here", "what", "why", "how"}
+            or is_general(word) or bool(PICTURE.fullmatch(word)))
 
 
 def noun_of(text: str, start: int, end: int) -> str:

@@ -64,8 +64,8 @@ def is_domain_word(word: str) -> bool:
 
 
 #: Nouns about the lesson itself or too general to name a foreign thing ("the paper", "the same", "the rest").
-#: ... and the sources and tools a student names as actors ("the video says ...", "the checkpoint stacks 12 blocks",
-#: "the profiler showed ..."; a review of 2026-12-07 found them read as foreign things).
+#: ... and the sources, tools and systems a student names as actors ("the video says ...", "the checkpoint stacks 12
+#: blocks", "my bot runs four heads in parallel"; two reviews of 2026-12-07 found them read as foreign things).
 GENERIC = frozenset("""
 lecture lecturer lectures teacher professor lesson class course paper papers article book textbook slides figure diagram example
 examples picture analogy question answer exercise author authors end rest way idea point case time start
@@ -79,6 +79,7 @@ variant variants version versions placement setup choice method approach recipe 
 video chapter appendix blog post homework exam assignment tutorial notebook colab script code config checkpoint kernel
 einsum matmul profiler debugger benchmark cluster laptop gpu cpu repo repository library framework implementation
 pytorch plot chart dashboard spreadsheet instructor supervisor tutor seminar workshop website page section table
+bot chatbot app application pipeline server accelerator compiler prototype node chip computer software codebase
 """.split())
 #: Words that lead to the noun of a phrase rather than being it ("the same input", "the learned weights").
 ADJECTIVES = frozenset("""

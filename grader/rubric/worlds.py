@@ -269,8 +269,10 @@ def entangled_share(norms: list[str]) -> tuple[float, int]:
     return (odd / total if total else 0.0), n
 
 
-#: Words that compare a picture with the model in a sentence of an analogy told throughout ("*likewise*").
-_COMPARED = re.compile(_EXPLICIT.pattern + r"|\b(?:likewise|picture|analogy)\b")
+#: Words that compare the student's picture with the model in a sentence of an analogy told throughout ("*just as*
+#: each head has its own ...", "*likewise*"); not "picture" or "analogy", which name the lesson's own picture too.
+_COMPARED = re.compile(r"\b(?:like|as if|as though|just as|similar(?:ly)? to|resembl\w*|think of|imagine|"
+                       r"in the same way|likewise)\b")
 
 
 def compared_share(norms: list[str]) -> float:
