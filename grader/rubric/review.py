@@ -21,7 +21,9 @@ nonsense           0.6      over 45 % of the words in sentences mixing the lesso
                             thing (.worlds.entangled_share), or the terms told as the characters of a story
                             (he, she, "BERT, who ...": 5 or more, over 2 per 100 words, .worlds.characters),
                             or written as another kind of text: a letter's, a speech's, an advert's conventions
-                            and many words foreign to answers on this lesson (.genre)
+                            and many words foreign to answers on this lesson (.genre), or the lesson's terms said
+                            mostly among foreign things with 20 % or more foreign words and few comparisons
+                            (:data:`FOREIGN_WORLD_SHARE`)
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
 error named        0.5      a misconception (or a 0-point named error) found on a question that earns nothing

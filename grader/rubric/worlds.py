@@ -277,7 +277,7 @@ _COMPARED = re.compile(r"\b(?:like|as if|as though|just as|similar(?:ly)? to|res
 
 def compared_share(norms: list[str]) -> float:
     """The share (0-1) of an answer's term sentences (those that use a lesson term) that say they compare
-    (:data:`_EXPLICIT`, "likewise") or bridge to the model (:func:`bridges`); 0.0 when none uses a term."""
+    (:data:`_COMPARED`: "just as", "likewise") or bridge to the model (:func:`bridges`); 0.0 when none uses a term."""
     terms = [n for n in norms if _term_sentence(n)]
     return sum(bool(_COMPARED.search(n) or bridges(n)) for n in terms) / len(terms) if terms else 0.0
 
