@@ -202,6 +202,24 @@ def test_review_right_wordings_earn(line, passage):
     assert lines.credited(line, passage)
 
 
+@pytest.mark.parametrize("answer, contradiction", [
+    # the sentence after one that names post-norm goes on about post-norm (two dev answers had this false flag)
+    ("The residual stream gives the gradient a direct path back to the first blocks. Post-norm puts the layer norm "
+     "on the stream itself, after every addition. The backward signal no longer has the identity route through the "
+     "additions, so it is multiplied down block by block.", False),
+    # without that sentence the same words deny the concept, and a student who takes it back still contradicts it
+    ("The residual stream gives the gradient a direct path back to the first blocks. The backward signal no longer "
+     "has the identity route through the additions, so it is multiplied down block by block.", True),
+    ("The residual stream gives the gradient a direct path back to the first blocks. Post-norm diverged at the high "
+     "rate. Looking at the gradient norms, I no longer believe the residual path carries the gradient directly to the "
+     "first blocks.", True),
+])
+def test_a_sentence_that_goes_on_about_post_norm_is_no_contradiction(answer, contradiction):
+    a = rubric.evaluate(EX4, answer)
+    assert a.lines["gradient_path"].earned
+    assert bool([r for r in a.needs_review if r.startswith("contradiction: 'gradient_path'")]) == contradiction
+
+
 @pytest.mark.parametrize("q, sentence, names", REVIEW_ERRORS)
 def test_review_errors_are_named_as_a_teacher_names_them(q, sentence, names):
     assert errors.named(q, sentence)[0] == names

@@ -122,6 +122,14 @@ _COUNTERFACTUAL = re.compile(r"\b(?:without|if|unless|otherwise|remov\w*|drop\w*
                              r"mask)\w*)\b")
 
 
+#: The other configuration named: the sentence after one that names it, in its paragraph, may go on about it.
+_OTHER_CONFIGURATION = re.compile(r"\b(?:post-?norm|post-?ln|without (?:the )?(?:residual|skip)|no[- ]?(?:residual|res|skip)"
+                                  r"s?\b|plain (?:stack|network|deep))")
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|we|my|our|me|us)\b")
+
+
 #: Negations that only say something is absent ("there is no clean path", "without a mask"): said of another
 #: configuration (post-norm, a model without residuals), they restate a concept's converse; never a denial.
 _ABSENCE = frozenset({"no", "without", "none", "nothing", "nobody", "neither", "nor"})
@@ -146,6 +154,11 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
     """
     out = {}
     others = {id(u) for u, r in zip(units_, reported(units_)) if r}
+    # a sentence right after one about the other configuration, in its paragraph, goes on about it ("Post-norm puts
+    # the norm on the stream. The backward signal no longer has the identity route ..."), unless the student speaks
+    # for themselves ("... I no longer believe the residual path carries the gradient": a concept taken back)
+    after_other = {id(v) for u, v in zip(units_, units_[1:]) if v.block == u.block
+                   and _OTHER_CONFIGURATION.search(u.norm) and not _FIRST_PERSON.search(v.norm)}
     for line in rubric.lines:
         quotes = earned.get(line.id)
         if quotes is None:
@@ -154,7 +167,7 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
             if ev.sentences != 1:
                 continue
             pool = [u for u in units_ if not any(u.display in q for q in quotes) and not _COUNTERFACTUAL.search(u.norm)
-                    and id(u) not in others]
+                    and id(u) not in others and id(u) not in after_other]
             hit = find(ev, pool, denied=True)
             if hit is not None and not _absence_only(hit):
                 out[line.id] = hit.units[0].display
