@@ -34,6 +34,7 @@ from functools import lru_cache
 
 from . import sentences
 from .read import FUNCTION_WORDS
+from .vocabulary import COMPARING, PICTURE, is_general
 
 #: Plural nouns a clause about the lesson may have as its subject (beyond the anchors of :mod:`.topic`).
 PLURALS = frozenset("""
@@ -120,7 +121,6 @@ def _singular_verb(word: str) -> bool:
 def _foreign_singular(word: str) -> bool:
     """Whether ``word`` is a singular noun outside the lesson, its picture and the words answers on it use."""
     from .topic import has_domain_word
-    from .vocabulary import PICTURE, is_general
     from .genre import lesson_words, stem
 
     if (len(word) < 3 or word in FUNCTION_WORDS or word in PLURALS or word + "s" in PLURALS or is_general(word)
@@ -133,8 +133,6 @@ def _foreign_singular(word: str) -> bool:
 def _lesson_modifier(word: str) -> bool:
     """Whether ``word``, before a noun, is the possessive of one of the picture's people ("the *lawyers'* memos",
     "the *reviewer's* notes"): the phrase is the lesson's picture."""
-    from .vocabulary import PICTURE
-
     base = re.sub(r"'s?$", "", word)
     return base != word and (base in PLURALS or bool(PICTURE.fullmatch(base)))
 
@@ -202,10 +200,6 @@ def foreign_subjects(text: str, start: int = 0, end: int | None = None) -> tuple
 
 #: "the lens *is* its own ...", "that backward trace *is* the gradient": a noun set equal to something.
 _MAPPED = re.compile(r"\b([a-z][a-z'-]{2,})\s+(?:is|are|was|were|=|stands? for|represents?|means?)\s+([^,;:.!?()]*)")
-#: Words that say a sentence compares ("like a panel of experts", "think of the stream as a river").
-_COMPARES = re.compile(r"\b(?:(?<!would )(?<!'d )(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )like(?! to\b)|as if|as though|just as|"
-                       r"similar(?:ly)? to|resembl\w*|think of|imagine|acts? as|works? as|serves? as|plays? the)\b")
-
 
 @lru_cache(maxsize=256)
 def pictured(norms: tuple[str, ...]) -> frozenset[str]:
@@ -232,7 +226,7 @@ def pictured(norms: tuple[str, ...]) -> frozenset[str]:
             noun = m.group(1)
             if has_domain_word(m.group(2)) and not has_domain_word(noun) and not _not_a_picture(noun):
                 out.add(noun)
-        for m in _COMPARES.finditer(norm):
+        for m in COMPARING.finditer(norm):
             out.update(w for w in _WORD.findall(norm, m.end(), m.end() + 60)[:6] if w not in FUNCTION_WORDS)
     return frozenset(out)
 
@@ -260,8 +254,6 @@ def read_elsewhere(norms: tuple[str, ...]) -> bool:
 def _not_a_picture(word: str) -> bool:
     """Words set equal to a term that picture nothing of the student's own: function words ("that is why", "there
     are"), general words ("the difference is ..."), the lesson's own picture ("each person is a head")."""
-    from .vocabulary import PICTURE, is_general
-
     return (word in FUNCTION_WORDS or word in {"itself", "below", "above", "here", "what", "why", "how"}
             or is_general(word) or bool(PICTURE.fullmatch(word)))
 

@@ -106,5 +106,11 @@ def is_general(word: str) -> bool:
 
 
 
+#: Words with which a student says they compare their own picture with the model ("like a panel of experts", "think
+#: of the stream as a river", "*just as* each head has its own ...", "*likewise*"); not "would like", "I like", "like
+#: to", nor "picture" or "analogy", which name the lesson's own picture too.
+COMPARING = re.compile(r"\b(?:(?<!would )(?<!'d )(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )like(?! to\b)|as if|as though|"
+                       r"just as|similar(?:ly)? to|resembl\w*|think of|imagine|acts? as|works? as|serves? as|plays? the|"
+                       r"in the same way|likewise)\b")
 #: "is a", "are the", "becomes a": a term set equal to a thing ("each head is a musician").
 IS_A = re.compile(r"\b(?:is|are|=|becomes?)\s+(?:just |simply |basically )?(?:a|an|one|the|like|our|my)\s")

@@ -269,17 +269,12 @@ def entangled_share(norms: list[str]) -> tuple[float, int]:
     return (odd / total if total else 0.0), n
 
 
-#: Words that compare the student's picture with the model in a sentence of an analogy told throughout ("*just as*
-#: each head has its own ...", "*likewise*"); not "picture" or "analogy", which name the lesson's own picture too.
-_COMPARED = re.compile(r"\b(?:like|as if|as though|just as|similar(?:ly)? to|resembl\w*|think of|imagine|"
-                       r"in the same way|likewise)\b")
-
-
 def compared_share(norms: list[str]) -> float:
     """The share (0-1) of an answer's term sentences (those that use a lesson term) that say they compare
-    (:data:`_COMPARED`: "just as", "likewise") or bridge to the model (:func:`bridges`); 0.0 when none uses a term."""
+    (:data:`.vocabulary.COMPARING`: "just as", "likewise") or bridge to the model (:func:`bridges`); 0.0 when none
+    uses a term."""
     terms = [n for n in norms if _term_sentence(n)]
-    return sum(bool(_COMPARED.search(n) or bridges(n)) for n in terms) / len(terms) if terms else 0.0
+    return sum(bool(vocabulary.COMPARING.search(n) or bridges(n)) for n in terms) / len(terms) if terms else 0.0
 
 
 def entangled_words(norms: list[str], limit: int = 6) -> list[str]:
