@@ -19,8 +19,9 @@ bench = bench_module("named_errors")
 #: red team's attack on the rules of 9b6dadf: 64 of 225 correct sentences named (77 when it arrived) and 49 of 54
 #: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived (80 on 2026-12-06, after
 #: dev_redteam5 fell to 59), 51 of 54 errors.
+#: dev_redteam5 50 of 252 on 2026-12-07 (an origin "that came from the other tokens" is no mixing by the MLP).
 #: The red teams measure what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (62, 46),
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (56, 46),
           "dev_errors": (1, 142), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (86, 48)}
 
@@ -142,6 +143,12 @@ def test_errors_are_named_and_never_by_another_name(judged):
     # post-norm compared with itself, or in one respect only
     ("ex4", "Post-norm trains better at 1e-3 than at 1.5e-2, where it stays near U."),
     ("ex4", "Post-norm is more stable than pre-norm in one respect: the size of the residual stream does not grow."),
+    # what the MLP works on came from the other tokens earlier, through attention: the origin of its input, not its mixing
+    (2, "The MLP combines the information that came from the other words."),
+    (2, "The MLP mixes the features that arrived from the other tokens."),
+    (2, "The MLP combines what each word gathered from the other words."),
+    (2, "The MLP combines a vector that is already a mix of all the tokens."),
+    (2, "The feed-forward layer combines everything that came in from the other positions."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -150,6 +157,8 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
 @pytest.mark.parametrize("q, sentence, error", [
     (2, "The MLP shares information across the positions of the sentence.", "mlp_mixes_tokens"),
     (2, "The MLP looks at the neighbouring tokens to build each output.", "mlp_mixes_tokens"),
+    (2, "The MLP gathers information from the other tokens.", "mlp_mixes_tokens"),  # its own action, in the present
+    (2, "The MLP is what lets each token gather information from the other tokens.", "mlp_mixes_tokens"),
     (2, "The block has no layer norm at all.", "no_layer_norm"),
     (2, "Layer norm takes the mean over the positions of the sequence.", "layer_norm_across_tokens"),
     (2, "Layer norm takes each feature and normalises it across the tokens, so they end up on the same scale.",
