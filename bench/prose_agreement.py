@@ -73,7 +73,14 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            # singular subjects, word salad) and genuine controls in personal registers, beside the dev round n
            # (exercise1/labels_n.toml, exercise4/labels_n.toml, a twelfth writer, same brief); never tuned on
            "heldout6": ROOT / "exercises/exercise1/rubric.toml",
-           "heldout11_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout11_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # written on 2026-12-07 by a thirteenth writer from a brief of the nonsense kinds still let through (the
+           # lesson's terms as subjects in another world, pronoun stories, lesson-like actors, plain answers with one
+           # setting sentence, sources and tools as actors, fantasy, word salad, genre texts) and genuine controls that
+           # look like them on the surface, beside the dev round o (labels_o.toml, a fourteenth writer, same brief);
+           # never tuned on
+           "heldout7": ROOT / "exercises/exercise1/rubric.toml",
+           "heldout12_ex4": ROOT / "exercises/exercise4/rubric.toml"}
 
 
 @dataclass
