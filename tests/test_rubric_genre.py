@@ -58,6 +58,14 @@ def _review(text: str, rub=R1) -> list[str]:
     ("Monday: heads.\nTuesday: the MLP.", "lines labelled by foreign words"),
     ("**Ingredients:** eight heads.\n**Oven:** hot.", "lines labelled by foreign words"),
     ("1. Monday: heads.\n2. *Tuesday* (week 3): the MLP.", "lines labelled by foreign words"),
+    ("3.5/5 stars. The heads are concatenated nicely.", "a review's formulas"),
+    ("Each head has its own keys. Would definitely recommend again.", "a review's formulas"),
+    ("Rovers 2, Athletic 0. The heads ran in parallel.", "a match report's formulas"),
+    ("Player of the match: the output projection.", "a match report's formulas"),
+    ("The heads were concatenated just before half-time.", "a match report's formulas"),
+    ("Attention pie (serves six). Slice d_model into heads.", "a recipe's formulas"),
+    ("Ingredients: eight heads, one W_O. Method: concatenate.", "a recipe's formulas"),
+    ("Preheat the MLP, then season to taste.", "a recipe's formulas"),
 ])
 def test_each_convention_is_found_by_name(text, name):
     assert name in genre.conventions(text)
@@ -79,6 +87,12 @@ def test_each_convention_is_found_by_name(text, name):
     "In hindsight \u2014 after a whole evening \u2014 the run stayed at U.\nSadly for my wallet \u2014 a pizza \u2014 it failed.",
     "the output replaces its input. The picture I keep coming back to is from my\nsummer in a bakery: every loaf\n"
     "is worth: imagine a check at every counter.",
+    # the words of those formulas in an explanation of the model
+    "With 8 heads you get eight views for the price of one full-width head.",
+    "The output projection serves as the mixer; W_O serves all heads at once.",
+    "Model 12, layer 3: head 5 attends to the previous token.",  # a run's name and numbers, no score line
+    "The method: split d_model into n_heads pieces. The kick of the loss at step 40 is the warm-up ending.",
+    "Each run got three stars in my table: 3.29, 2.41 and 3.30.",
 ])
 def test_genuine_wordings_have_no_convention(text):
     assert genre.conventions(text) == {}

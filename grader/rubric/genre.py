@@ -72,6 +72,16 @@ CONVENTIONS: dict[str, re.Pattern] = {k: re.compile(v, re.I | re.M) for k, v in 
                                               r"customer service|our customers|viewing by appointment|"
                                               r"free (?:shipping|delivery|trial)|limited[- ]time|"
                                               r"(?:thrilled|excited|proud|delighted) to (?:announce|share|introduce))",
+    "a review's formulas": r"\b(?:[0-5](?:\.5)?|one|two|three|four|five) ?(?:/ ?5|out of (?:5|five)) stars?\b|"
+                           r"\b(?:[1-5]|one|two|three|four|five)[- ]stars?\b(?= *(?:review|rating|from me|[.!]))|"
+                           r"\bwould (?:definitely |happily |not |never )?(?:buy|order|recommend) (?:it |them |this )?"
+                           r"again\b|\bvalue for money\b",
+    "a match report's formulas": r"^\W*(?-i:[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*) \d{1,2}, (?-i:[A-Z][\w.'’-]*(?: [A-Z]"
+                                 r"[\w.'’-]*)*) \d{1,2}\b|\b(?:man|player) of the match\b|\bstoppage time\b|"
+                                 r"\b(?:opening|final) whistle\b|\bhalf[- ]time\b|\bkick-?off\b",
+    "a recipe's formulas": r"\bserves (?:\d+|two|three|four|five|six|eight)\b|\bpre-?heat\b|\bseason to taste\b|"
+                           r"\buntil golden\b|^\W*(?:ingredients|method|directions)\W*:|"
+                           r"(?<=[.!] )(?:ingredients|method)\W*:",
     "social media's marks": r"#[^\W\d_]\w+[^\n]*#[^\W\d_]\w+|[\U0001F300-\U0001FAFF\u2600-\u27BF]|"
                             r"\b(?:lol|lmao|omg|tbh|ngl|brb|ur)\b",
     "a story's formulas": r"\b(?:once upon a time|happily ever after|long,? long ago|in a (?:land|kingdom) far)\b|"
