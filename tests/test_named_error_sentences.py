@@ -19,9 +19,10 @@ bench = bench_module("named_errors")
 #: red team's attack on the rules of 9b6dadf: 64 of 225 correct sentences named (77 when it arrived) and 49 of 54
 #: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived (80 on 2026-12-06, after
 #: dev_redteam5 fell to 59), 51 of 54 errors.
-#: dev_redteam5 50 of 252 on 2026-12-07 (an origin "that came from the other tokens" is no mixing by the MLP).
+#: dev_redteam5 48 of 252 on 2026-12-07 (an origin "that came from the other tokens" is no mixing by the MLP; what BERT
+#: "would need" is no mask it has); heldout_redteam3 57 and heldout_redteam6 78 after them.
 #: The red teams measure what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (56, 46),
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (54, 46),
           "dev_errors": (1, 142), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (86, 48)}
 
@@ -149,6 +150,10 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (2, "The MLP combines what each word gathered from the other words."),
     (2, "The MLP combines a vector that is already a mix of all the tokens."),
     (2, "The feed-forward layer combines everything that came in from the other positions."),
+    # what a model would need for another task is no property it has; a padding mask is no causal mask
+    (3, "BERT would need a causal mask before it could write text word by word."),
+    (3, "GPT would have to be bidirectional to fill in a blank in the middle of a sentence."),
+    (3, "BERT's masked attention only ignores the padding tokens at the end of a short sentence."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -165,6 +170,7 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
      "layer_norm_across_tokens"),
     (2, "The residual stream carries the attention pattern from block to block.", "residual_carries_attention"),
     (3, "BERT only attends to the previous tokens.", "bert_causal"),
+    (3, "BERT would use a causal mask, so each token only sees the previous ones.", "bert_causal"),  # "would" alone
     (3, "GPT is bidirectional, so every token sees the whole sentence.", "gpt_bidirectional"),
     ("ex4", "The residual connections add extra parameters, so the model has more capacity.", "residual_adds_capacity"),
     ("ex4", "Without residuals the model memorises the training text and overfits.", "no_residual_overfits"),
