@@ -443,16 +443,6 @@ def test_a_leading_they_stands_for_the_simple_subject_before_it():
     assert "heads_parallel" not in lines_earned(CONTEXT + "The heads are not sequential. These cooks run in parallel.")
 
 
-def test_a_chain_of_leading_pronouns_keeps_the_first_subject():
-    # "They ... They ...": each leading pronoun stands for the subject the one before it stood for
-    text = CONTEXT + ("The heads are the readers of the team. They read the same contract at the same time. They "
-                      "each have their own query, key and value projections.")
-    assert "own_qkv" in lines_earned(text)
-    cooks = CONTEXT + ("The cooks are the readers of the team. They read the same contract at the same time. They "
-                       "each have their own query, key and value projections.")
-    assert "own_qkv" not in lines_earned(cooks)
-
-
 
 def test_resolve_leading_offsets():
     from grader.rubric.scopes import resolve_leading

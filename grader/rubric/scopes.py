@@ -22,17 +22,14 @@ from .sentences import Unit
 def candidates(units_: list[Unit], sentences: int):
     """Scopes to search, each with the normalised text of its units and the substitution made (or None):
     each unit, then each unit whose leading "they" stands for the previous sentence's subject, read with the
-    subject in its place (:func:`resolve_leading`; after a sentence that itself opens with a resolved pronoun, the
-    subject it stood for: "The heads ... . They read ... . They each have their own ..."), and with ``sentences=2`` each pair of neighbours in one block (or
+    subject in its place (:func:`resolve_leading`), and with ``sentences=2`` each pair of neighbours in one block (or
     across a paragraph break, when the second paragraph opens by continuing the first: :data:`_CONTINUES`)."""
     for u in units_:
         yield (u,), (u.norm,), None
-    chain: dict[int, str] = {}  # a sentence's text with its own leading pronoun resolved: "they" after "they"
-    for k, (u, v) in enumerate(zip(units_, units_[1:])):
+    for u, v in zip(units_, units_[1:]):
         if v.block == u.block and not (u.list_item or v.list_item):
-            resolved = resolve_leading(chain.get(k, u.norm), v.norm)
+            resolved = resolve_leading(u.norm, v.norm)
             if resolved:
-                chain[k + 1] = resolved[0]
                 yield (v,), (resolved[0],), resolved[1:]
     if sentences >= 2:  # single sentences first: the shortest quote wins; list items never pair up
         for u, v in zip(units_, units_[1:]):
