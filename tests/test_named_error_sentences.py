@@ -20,9 +20,10 @@ bench = bench_module("named_errors")
 #: errors; heldout_redteam6, an attack on the rules of 471ac78: 92 of 252 named when it arrived (80 on 2026-12-06, after
 #: dev_redteam5 fell to 59), 51 of 54 errors.
 #: dev_redteam5 48 of 252 on 2026-12-07 (an origin "that came from the other tokens" is no mixing by the MLP; what BERT
-#: "would need" is no mask it has); heldout_redteam3 57 and heldout_redteam6 78 after them.
+#: "would need" is no mask it has; GPT's causal version in the same sentence): 45; heldout_redteam3 57 and heldout_redteam6
+#: 78 after them.
 #: The red teams measure what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (54, 46),
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (51, 46),
           "dev_errors": (1, 142), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (86, 48)}
 
@@ -154,6 +155,11 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "BERT would need a causal mask before it could write text word by word."),
     (3, "GPT would have to be bidirectional to fill in a blank in the middle of a sentence."),
     (3, "BERT's masked attention only ignores the padding tokens at the end of a short sentence."),
+    # GPT's causal version said in the same sentence; the training targets are no attention
+    (3, "GPT reads the whole prompt, both the question and the answer so far, and each token still attends only to the "
+        "tokens before it."),
+    (3, "In GPT, row 3 of the attention matrix is unmasked up to column 3."),
+    (3, "During GPT's training the targets are the next tokens, so the inputs and targets overlap in both directions."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -172,6 +178,7 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (3, "BERT only attends to the previous tokens.", "bert_causal"),
     (3, "BERT would use a causal mask, so each token only sees the previous ones.", "bert_causal"),  # "would" alone
     (3, "GPT is bidirectional, so every token sees the whole sentence.", "gpt_bidirectional"),
+    (3, "GPT looks both ways, at the words before and the words after.", "gpt_bidirectional"),
     ("ex4", "The residual connections add extra parameters, so the model has more capacity.", "residual_adds_capacity"),
     ("ex4", "Without residuals the model memorises the training text and overfits.", "no_residual_overfits"),
     ("ex4", "With no residuals, it memorises the training text.", "no_residual_overfits"),
