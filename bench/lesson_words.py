@@ -2,7 +2,8 @@
 
 A stem is a lesson word when at least ``--min-answers`` (3) labelled answers of the **dev** split use it, among the
 genuine and confident-error answers of tests/prose/exercise1 and tests/prose/exercise4 (test splits and held-out
-sets are never read). Words are read as the judge reads them: prose sentences, quoted examples left out.
+sets are never read; nor are the controls written to look like nonsense, :data:`CONTROL_SOURCE`). Words are read as
+the judge reads them: prose sentences, quoted examples left out.
 
 Run: python bench/lesson_words.py [--min-answers 3] [--check]
 (``--check`` exits 1 when the file is not what this script would write.)
@@ -28,12 +29,20 @@ HEADER = ("# Stems used by at least {n} labelled genuine or confident-error answ
           "# (exercise1 and exercise4); written by bench/lesson_words.py, read by grader/rubric/genre.py.\n")
 
 
+#: The genuine controls of the nonsense rounds (labels_n.toml, labels_o.toml of 2026-12-07) were written to look like
+#: nonsense on the surface (personal registers, kitchens, recipes, sources cited): their words say nothing of the words
+#: students use on this lesson, and they made a kitchen recipe's "cook", "plate" and "recipe" lesson words (a review of
+#: 2026-12-07).
+CONTROL_SOURCE = "written for the control set"
+
+
 def answer_stems(exercise: str) -> list[set[str]]:
     """One set of content-word stems per dev-split genuine or confident-error answer of ``exercise``."""
     rub = rubric.load(RUBRICS[exercise])
     out = []
     for _, entry, text in labelled(exercise):
-        if entry["split"] != "dev" or entry.get("kind", "genuine") not in ("genuine", "confident_error"):
+        if entry["split"] != "dev" or entry.get("kind", "genuine") not in ("genuine", "confident_error") \
+                or entry.get("source") == CONTROL_SOURCE:
             continue
         units_, _, _ = units(rub, blocks(text)[0])
         out.append({genre.stem(w) for w in genre.content_words([u.norm for u in units_ if u.prose])})

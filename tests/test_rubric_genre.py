@@ -59,13 +59,13 @@ def _review(text: str, rub=R1) -> list[str]:
     ("**Ingredients:** eight heads.\n**Oven:** hot.", "lines labelled by foreign words"),
     ("1. Monday: heads.\n2. *Tuesday* (week 3): the MLP.", "lines labelled by foreign words"),
     ("3.5/5 stars. The heads are concatenated nicely.", "a review's formulas"),
-    ("Each head has its own keys. Would definitely recommend again.", "a review's formulas"),
+    ("Each head has its own keys. Would definitely buy again.", "a review's formulas"),
     ("Rovers 2, Athletic 0. The heads ran in parallel.", "a match report's formulas"),
     ("Player of the match: the output projection.", "a match report's formulas"),
-    ("The heads were concatenated just before half-time.", "a match report's formulas"),
+    ("The heads were concatenated just before the final whistle.", "a match report's formulas"),
     ("Attention pie (serves six). Slice d_model into heads.", "a recipe's formulas"),
     ("Ingredients: eight heads, one W_O. Method: concatenate.", "a recipe's formulas"),
-    ("Preheat the MLP, then season to taste.", "a recipe's formulas"),
+    ("Stir in 200 g of W_O, then season to taste.", "a recipe's formulas"),
 ])
 def test_each_convention_is_found_by_name(text, name):
     assert name in genre.conventions(text)
@@ -93,6 +93,14 @@ def test_each_convention_is_found_by_name(text, name):
     "Model 12, layer 3: head 5 attends to the previous token.",  # a run's name and numbers, no score line
     "The method: split d_model into n_heads pieces. The kick of the loss at step 40 is the warm-up ending.",
     "Each run got three stars in my table: 3.29, 2.41 and 3.30.",
+    # a review of 2026-12-07: a report's own parts, a score of configurations, a training run told as a match
+    "Method: I reran all three configurations with the same seed.",
+    "Layer 4, Head 11 puts nearly all its weight on the previous token.",
+    "Pre-Norm 4, Post-Norm 1 was the final count after five seeds.",
+    "Exercise 4, Question 2.",
+    "The loss looked healthy until roughly half-time, then it shot up.",
+    "Warm-up is like when you preheat the pan before the eggs go in.",
+    "Post-norm without warm-up: would not recommend again.",
 ])
 def test_genuine_wordings_have_no_convention(text):
     assert genre.conventions(text) == {}
@@ -117,6 +125,17 @@ def test_a_speech_about_something_else_is_flagged_and_keeps_its_points():
     assert _review(plain) == []
     # review routing only: the frame's score is what its sentences earn
     assert rubric.evaluate(R1, RETIREMENT).total >= rubric.evaluate(R1, plain).total - 2
+
+
+def test_a_review_or_match_formula_is_weak_a_joke_in_an_answer_needs_many_foreign_words():
+    joke = ex1(CONTENT_1 + " Pre-norm gets 5/5 stars from me, my flatmate disagrees.", CONTENT_2, CONTENT_3)
+    assert "a review's formulas" in genre.conventions(joke) and _review(joke) == []
+    match = ex1("Rovers 2, Athletic 0. The striker was booked by the referee in the rain at the stadium after the "
+                "corner kick, and the fans were singing in the stands with scarves and pies. " + CONTENT_1,
+                "The groundsman rolled the pitch and the mascot danced by the dugout. " + CONTENT_2,
+                CONTENT_3 + " The stewards opened the turnstiles and the supporters went to the pub.")
+    reasons = _review(match)
+    assert len(reasons) == 1 and "a match report's formulas" in reasons[0], reasons
 
 
 def test_a_genuine_letter_about_the_model_is_not_flagged():

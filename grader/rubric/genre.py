@@ -40,9 +40,12 @@ LESSON_WORDS_FILE = Path(__file__).with_name("lesson_words.txt")
 #: Conventions a genuine answer may well have: a letter's (an email to a classmate, a letter to one's past self), a
 #: document's layout (a title line in capitals) and an informal post's marks ("lol", an emoji: held-out set heldout1
 #: has a genuine Reddit-style answer with "lol"; made weak after that set was read, disclosed in the README of
-#: exercise 1). With only these the answer needs more foreign words.
+#: exercise 1); a review's, a match report's or a recipe's formulas, which a genuine answer borrows as a joke ("pre-norm
+#: gets 5/5 stars", a football analogy's "final whistle": a review of 2026-12-07 wrote 46 such answers). With only
+#: these the answer needs more foreign words.
 WEAK = frozenset({"a letter's salutation", "a letter's sign-off", "a formal document's layout", "social media's marks",
-                  "lines labelled by foreign words"})
+                  "lines labelled by foreign words", "a review's formulas", "a match report's formulas",
+                  "a recipe's formulas"})
 #: The share of content words foreign to the lesson that raises the flag, with a convention of :data:`WEAK` only and
 #: with any other (measured leaving each answer out of the vocabulary, bench/prose_agreement.py: dev-split genuine
 #: answers with a convention reach 0.10, a letter to one's past self; the dev split's frames reach down to 0.10).
@@ -73,15 +76,13 @@ CONVENTIONS: dict[str, re.Pattern] = {k: re.compile(v, re.I | re.M) for k, v in 
                                               r"free (?:shipping|delivery|trial)|limited[- ]time|"
                                               r"(?:thrilled|excited|proud|delighted) to (?:announce|share|introduce))",
     "a review's formulas": r"\b(?:[0-5](?:\.5)?|one|two|three|four|five) ?(?:/ ?5|out of (?:5|five)) stars?\b|"
-                           r"\b(?:[1-5]|one|two|three|four|five)[- ]stars?\b(?= *(?:review|rating|from me|[.!]))|"
-                           r"\bwould (?:definitely |happily |not |never )?(?:buy|order|recommend) (?:it |them |this )?"
-                           r"again\b|\bvalue for money\b",
-    "a match report's formulas": r"^\W*(?-i:[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*) \d{1,2}, (?-i:[A-Z][\w.'’-]*(?: [A-Z]"
-                                 r"[\w.'’-]*)*) \d{1,2}\b|\b(?:man|player) of the match\b|\bstoppage time\b|"
-                                 r"\b(?:opening|final) whistle\b|\bhalf[- ]time\b|\bkick-?off\b",
-    "a recipe's formulas": r"\bserves (?:\d+|two|three|four|five|six|eight)\b|\bpre-?heat\b|\bseason to taste\b|"
-                           r"\buntil golden\b|^\W*(?:ingredients|method|directions)\W*:|"
-                           r"(?<=[.!] )(?:ingredients|method)\W*:",
+                           r"\bwould (?:definitely |happily )?(?:buy|order) (?:it |them |this )?again\b|"
+                           r"\bvalue for money\b",
+    "a match report's formulas": r"^\W*(?P<score>(?-i:[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*) \d{1,2}, (?-i:[A-Z][\w.'’-]*"
+                                 r"(?: [A-Z][\w.'’-]*)*) \d{1,2})(?=\s*(?:[.!]|$))|\b(?:man|player) of the match\b|"
+                                 r"\bstoppage time\b|\b(?:opening|final) whistle\b",
+    "a recipe's formulas": r"\bseason to taste\b|\buntil golden\b|\b\d+ ?(?:g|grams|ml|tbsp|tsp) of\b|\bgrams of\b|"
+                           r"^\W*ingredients\W*:|(?<=[.!] )ingredients\W*:|\(serves (?:\d+|two|four|six|eight)\b",
     "social media's marks": r"#[^\W\d_]\w+[^\n]*#[^\W\d_]\w+|[\U0001F300-\U0001FAFF\u2600-\u27BF]|"
                             r"\b(?:lol|lmao|omg|tbh|ngl|brb|ur)\b",
     "a story's formulas": r"\b(?:once upon a time|happily ever after|long,? long ago|in a (?:land|kingdom) far)\b|"
@@ -169,7 +170,8 @@ def conventions(markdown: str) -> dict[str, str]:
     body = _HEADING_LINE.sub("", _FENCED.sub("", markdown.replace("\r\n", "\n")))
     out = {}
     for name, pattern in CONVENTIONS.items():
-        m = next((m for m in pattern.finditer(body) if name != _TITLE or _foreign_title(m.group(0))), None)
+        m = next((m for m in pattern.finditer(body) if (name != _TITLE or _foreign_title(m.group(0)))
+                  and not (m.groupdict().get("score") and _names_lesson_words(m.group("score")))), None)
         if m:
             out[name] = " ".join(m.group(0).split())[:40]
     labels = foreign_labels(body)
@@ -179,6 +181,19 @@ def conventions(markdown: str) -> dict[str, str]:
 
 
 _TITLE = "a formal document's layout"
+
+
+def _names_lesson_words(score: str) -> bool:
+    """Whether a score line names parts of the lesson or of a report rather than teams ("Layer 4, Head 11", "Pre-Norm 4,
+    Post-Norm 1", "Exercise 1, Part 2" are no match; "United 3, City 1" is)."""
+    text = score.casefold()
+    return bool(vocabulary.STRONG.search(text) or vocabulary.WEAK.search(text) or _REPORT_PARTS.search(text))
+
+
+#: The numbered parts of an exercise, a report or a run, which a line may list as "Run 1, Seed 3".
+_REPORT_PARTS = re.compile(r"\b(?:exercises?|parts?|questions?|tasks?|steps?|epochs?|runs?|seeds?|figures?|fig|tables?|"
+                           r"sections?|chapters?|versions?|v|lines?|rows?|columns?|cells?|iterations?|trials?|"
+                           r"experiments?|configs?|configurations?|settings?|cases?|examples?)\b")
 
 
 def _foreign_title(line: str) -> bool:
