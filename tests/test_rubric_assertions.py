@@ -443,6 +443,18 @@ def test_a_leading_they_stands_for_the_simple_subject_before_it():
     assert "heads_parallel" not in lines_earned(CONTEXT + "The heads are not sequential. These cooks run in parallel.")
 
 
+@pytest.mark.parametrize("sentence, earned", [
+    ("You might think the heads take turns, but they run in parallel on the same tokens.", True),
+    ("Many people assume that all the heads take turns; in fact they run in parallel.", True),
+    ("It is tempting to think the heads split the tokens, but they all read every token in parallel.", True),
+    ("You might think the cooks take turns, but they run in parallel on the same tokens.", False),  # not a head
+    ("You might think the heads take turns, and they do run in parallel.", False),  # no contrast: the belief goes on
+    ("You might think the heads run in parallel, but they don't.", False),
+])
+def test_a_they_after_a_belief_and_its_contrast_is_the_writers(sentence, earned):
+    assert ("heads_parallel" in lines_earned(CONTEXT + sentence)) == earned
+
+
 
 def test_resolve_leading_offsets():
     from grader.rubric.scopes import resolve_leading

@@ -1,7 +1,8 @@
 """Part of step 4, concepts: the sentences a piece of evidence is matched in, and how their clauses stand in context.
 
 :func:`candidates` gives the scopes (each sentence; a sentence whose leading "they" / "it" stands for the previous
-sentence's subject, read with that subject in its place, :func:`resolve_leading`; and with ``sentences = 2`` each
+sentence's subject, read with that subject in its place, :func:`resolve_leading`; a sentence whose "they" after a
+belief frame's contrast stands for the belief's subject, :func:`resolve_after_frame`; and with ``sentences = 2`` each
 pair of neighbours). :func:`scope_clauses` gives a scope's clauses (:mod:`.assertions`) read in their context: the
 next sentence, which may refute or distance; a question the next sentence answers (:func:`_answers`), which then
 states its topic; a later sentence that takes it back, or another speaker's words the answer reports
@@ -31,6 +32,10 @@ def candidates(units_: list[Unit], sentences: int):
             resolved = resolve_leading(u.norm, v.norm)
             if resolved:
                 yield (v,), (resolved[0],), resolved[1:]
+    for u in units_:
+        resolved = resolve_after_frame(u.norm)
+        if resolved:
+            yield (u,), (resolved[0],), resolved[1:]
     if sentences >= 2:  # single sentences first: the shortest quote wins; list items never pair up
         for u, v in zip(units_, units_[1:]):
             joined = v.block == u.block or v.section == u.section and _CONTINUES.match(v.norm)
@@ -90,6 +95,39 @@ def resolve_leading(previous: str, sentence: str) -> tuple[str, int, int, int] |
     if any(w in FUNCTION_WORDS for w in words_[1:]) or words_[-1] in FUNCTION_WORDS or words_[-1].endswith("ss"):
         return None
     p0, p1 = pronoun.span("p")
+    return sentence[:p0] + subject.group(1) + sentence[p1:], p0, p1, len(subject.group(1))
+
+
+#: A belief frame that opens a sentence: "you might think (that) ...", "many people assume ...", "it is tempting to
+#: believe ...". What follows it is the belief; a "they" after the contrast is the writer's own.
+_FRAME = re.compile(r"(?:(?:you|one|people|some people|many(?: people)?|most people|students|beginners|others|a lot of "
+                    r"people)(?: might| may| would| could| often| usually)? (?:think|assume|believe|expect|imagine|guess|"
+                    r"suppose)|it is (?:tempting|easy|natural|common) to (?:think|assume|believe|imagine))(?: that)? ")
+#: The belief's simple plural subject, with its determiner: "the heads", "all 8 heads", "the attention heads".
+_BELIEF_SUBJECT = re.compile(r"((?:the|these|those|all|all the|several|multiple|many|both|\d+|all \d+|h) (?:[\w-]+ ){0,2}?"
+                             r"[\w-]+s) (?=[a-z])")
+#: The contrast after the belief, then the writer's "they": ", but they", "; they", ", yet in fact they".
+_CONTRAST_THEY = re.compile(r"(?:, but|; but|;|, yet|, whereas|, while|, though|, although)(?:,? (?:in fact|actually|"
+                            r"really|in reality),?)? (?P<p>they)\b")
+
+
+def resolve_after_frame(sentence: str) -> tuple[str, int, int, int] | None:
+    """``sentence`` with the "they" after the contrast of a belief frame replaced by the belief's simple plural subject
+    ("you might think the heads take turns, but *they* run in parallel" is read with "the heads" in its place), for
+    matching only; None without a frame, a simple subject right after it or such a "they".
+
+    Returns:
+        (resolved text, pronoun start, pronoun end, subject length), as :func:`resolve_leading`.
+    """
+    frame = _FRAME.match(sentence)
+    subject = frame and _BELIEF_SUBJECT.match(sentence, frame.end())
+    if not subject:
+        return None
+    they = _CONTRAST_THEY.search(sentence, subject.end())
+    words_ = re.sub(r"^all (?:the )?", "", subject.group(1)).split()
+    if not they or any(w in FUNCTION_WORDS for w in words_[1:]) or words_[-1].endswith("ss"):
+        return None
+    p0, p1 = they.span("p")
     return sentence[:p0] + subject.group(1) + sentence[p1:], p0, p1, len(subject.group(1))
 
 
