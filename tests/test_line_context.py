@@ -353,3 +353,19 @@ def test_a_label_that_calls_the_idea_wrong_frames_it(q, sentence, names):
 ])
 def test_masks_as_a_verb(passage, earns):
     assert lines.credited("gpt_causal", passage) is earns
+
+
+@pytest.mark.parametrize("line, passage, earns", [
+    # the cost said in multiplications or as "costly"; the blocks stacked in code, in a formula, or by "the block below"
+    ("cost_one_head", "Sixteen 32-dim heads need the same number of multiplications as a single 512-dim head.", True),
+    ("cost_one_head", "Together the heads are about as costly as one full-width head.", True),
+    ("cost_one_head", "Each head is about as costly as a small layer.", False),  # no total, no full-width head
+    ("stacked", "The forward pass is just: for block in self.blocks: x = block(x).", True),
+    ("stacked", "With h_0 the embeddings, h_l = Block_l(h_{l-1}) for l = 1 to 12.", True),
+    ("stacked", "Apart from the first, every block only sees what the block below it passed up.", True),
+    ("stacked", "The blocks are put one on top of other to make the model.", True),
+    ("stacked", "Layer on layer of paint covers the old wall.", False),
+    ("stacked", "Each head only sees the output of the projection below it.", False),
+])
+def test_cost_and_stacking_in_more_words(line, passage, earns):
+    assert lines.credited(line, passage) is earns
