@@ -369,3 +369,14 @@ def test_masks_as_a_verb(passage, earns):
 ])
 def test_cost_and_stacking_in_more_words(line, passage, earns):
     assert lines.credited(line, passage) is earns
+
+
+@pytest.mark.parametrize("passage, earns", [
+    # a word that announces where the picture fails is no foreign thing
+    ("The biggest flaw: no one decides the heads' tasks.", True),
+    ("The mismatch is that nobody assigns the heads their jobs; they are learned.", True),
+    ("One caveat: no one tells a head what to look for.", True),
+    ("The fisherman's catch: no one decides the heads' tasks.", False),
+])
+def test_where_the_picture_fails_announced_by_a_discourse_noun(passage, earns):
+    assert lines.credited("analogy_limits", passage) is earns

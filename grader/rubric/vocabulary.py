@@ -65,7 +65,8 @@ def is_domain_word(word: str) -> bool:
 
 #: Nouns about the lesson itself or too general to name a foreign thing ("the paper", "the same", "the rest").
 #: ... and the sources, tools and systems a student names as actors ("the video says ...", "the checkpoint stacks 12
-#: blocks", "my bot runs four heads in parallel"; two reviews of 2026-12-07 found them read as foreign things).
+#: blocks", "my bot runs four heads in parallel"; two reviews of 2026-12-07 found them read as foreign things); and
+#: the words that announce where a picture fails ("the biggest flaw: no one decides the heads' tasks").
 GENERIC = frozenset("""
 lecture lecturer lectures teacher professor lesson class course paper papers article book textbook slides figure diagram example
 examples picture analogy question answer exercise author authors end rest way idea point case time start
@@ -80,6 +81,8 @@ video chapter appendix blog post homework exam assignment tutorial notebook cola
 einsum matmul profiler debugger benchmark cluster laptop gpu cpu repo repository library framework implementation
 pytorch plot chart dashboard spreadsheet instructor supervisor tutor seminar workshop website page section table
 bot chatbot app application pipeline server accelerator compiler prototype node chip computer software codebase
+flaw flaws mismatch caveat caveats weakness weaknesses drawback drawbacks snag limitation limitations
+shortcoming shortcomings nuance subtlety exception exceptions hitch
 """.split())
 #: Words that lead to the noun of a phrase rather than being it ("the same input", "the learned weights").
 ADJECTIVES = frozenset("""
