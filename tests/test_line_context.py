@@ -380,3 +380,13 @@ def test_cost_and_stacking_in_more_words(line, passage, earns):
 ])
 def test_where_the_picture_fails_announced_by_a_discourse_noun(passage, earns):
     assert lines.credited("analogy_limits", passage) is earns
+
+
+@pytest.mark.parametrize("passage, earns", [
+    ("Heads do not get their jobs from a manager; they learn what to look for in training.", True),
+    ("The heads pick up whichever roles help the loss go down.", True),
+    ("The heads' roles are a by-product of the training loss, not anyone's plan.", True),
+    ("The heads do not get their own weights from the team.", False),
+])
+def test_learned_roles_in_more_words(passage, earns):
+    assert lines.credited("analogy_limits", passage) is earns
