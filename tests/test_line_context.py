@@ -213,6 +213,14 @@ def test_review_right_wordings_earn(line, passage):
     ("The residual stream gives the gradient a direct path back to the first blocks. Post-norm diverged at the high "
      "rate. Looking at the gradient norms, I no longer believe the residual path carries the gradient directly to the "
      "first blocks.", True),
+    # two sentences on in a paragraph about the model without residuals, it is still that model (a dev answer had this
+    # false flag); once the paragraph names the model's own configuration again, a denial counts
+    ("The residual stream gives the gradient a direct path back to the first blocks.\n\nWithout the skips each block "
+     "gets only what the block below produced. Nothing re-injects the embedding. The backward signal no longer has the "
+     "identity route through the additions, so the early blocks hardly change.", False),
+    ("The residual stream gives the gradient a direct path back to the first blocks.\n\nWithout the skips each block "
+     "gets only what the block below produced. In the residual run, though, the backward signal does not reach the "
+     "early blocks through the additions either.", True),
 ])
 def test_a_sentence_that_goes_on_about_post_norm_is_no_contradiction(answer, contradiction):
     a = rubric.evaluate(EX4, answer)

@@ -127,6 +127,9 @@ _OTHER_CONFIGURATION = re.compile(r"\b(?:post-?norm|post-?ln|without (?:the )?(?
                                   r"s?\b|plain (?:stack|network|deep))")
 
 
+#: The model's own configuration named again: what follows is said of it ("with the skips", "pre-norm", "the residual run").
+_OWN_CONFIGURATION = re.compile(r"\b(?:with (?:the )?(?:residual|skip)|pre-?norm|pre-?ln|(?:the )?residual (?:run|model|"
+                                r"stream|connections?|path))")
 _FIRST_PERSON = re.compile(r"\b(?:i|we|my|our|me|us)\b")
 
 
@@ -154,11 +157,17 @@ def denied_lines(rubric: Rubric, units_: list[Unit], earned: dict[str, list[str]
     """
     out = {}
     others = {id(u) for u, r in zip(units_, reported(units_)) if r}
-    # a sentence right after one about the other configuration, in its paragraph, goes on about it ("Post-norm puts
-    # the norm on the stream. The backward signal no longer has the identity route ..."), unless the student speaks
-    # for themselves ("... I no longer believe the residual path carries the gradient": a concept taken back)
-    after_other = {id(v) for u, v in zip(units_, units_[1:]) if v.block == u.block
-                   and _OTHER_CONFIGURATION.search(u.norm) and not _FIRST_PERSON.search(v.norm)}
+    # a sentence after one about the other configuration, in its paragraph and before one that names the model's own
+    # again, goes on about it ("Post-norm puts the norm on the stream. The backward signal no longer has the identity
+    # route ..."), unless the student speaks for themselves ("... I no longer believe the residual path carries the
+    # gradient": a concept taken back)
+    after_other, about_other, block = set(), False, None
+    for u in units_:
+        if u.block != block or _OWN_CONFIGURATION.search(u.norm):
+            about_other, block = False, u.block
+        elif about_other and not _FIRST_PERSON.search(u.norm):
+            after_other.add(id(u))
+        about_other = about_other or bool(_OTHER_CONFIGURATION.search(u.norm))
     for line in rubric.lines:
         quotes = earned.get(line.id)
         if quotes is None:
