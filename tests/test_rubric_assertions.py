@@ -54,6 +54,9 @@ STANCE_CASES = [  # (sentence, phrase, the phrase's stance)
     ("I doubt that d_model is split between the heads.", "d_model is split", "doubted"),
     ("Nobody has shown that d_model is split between the heads.", "d_model is split", "doubted"),
     ("It is unclear whether heads run in parallel.", "heads run in parallel", "doubted"),
+    ("It could be that the heads run in parallel, or not.", "heads run in parallel", "doubted"),
+    ("It might well be that the no-residual run only learns letter frequencies.", "only learns", "doubted"),
+    ("It could be shown that the heads run in parallel.", "heads run in parallel", "asserted"),  # no possibility
     ("I am not sure that each head has its own weights.", "each head has its own weights", "doubted"),
     ("I think that heads run in parallel.", "heads run in parallel", "asserted"),
     ("Several heads clearly run in parallel.", "run in parallel", "asserted"),

@@ -124,6 +124,8 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                 r"proved|proven|demonstrated|established|confirmed)\b(?: that\b)?"),
     ("doubted", r"\bit is (?:unclear|not clear|uncertain|doubtful|debatable|not obvious|not known|unknown|"
                 r"an open question)\b(?: (?:whether|if|that)\b)?"),
+    # a mere possibility: "it could be that B only learns letter frequencies, but ..." (not "it could be shown")
+    ("doubted", r"\b(?:it|this|that) (?:could|might|may) (?:well |also )?be (?:that|because)\b"),
     ("attributed", rf"\b(?:some|many|a few|few|several|most|certain|various)(?: (?:of (?:the|my|our) )?{_WHO})?{_OFTEN}{_MODAL} "
                    rf"{_SAY}\b(?: that\b)?"),
     ("attributed", rf"(?<!\bthe )(?<!\bthese )(?<!\bthose )\b(?:others|someone|somebody|many people|most people|"
