@@ -398,3 +398,14 @@ def test_where_the_picture_fails_announced_by_a_discourse_noun(passage, earns):
 ])
 def test_learned_roles_in_more_words(passage, earns):
     assert lines.credited("analogy_limits", passage) is earns
+
+
+@pytest.mark.parametrize("passage, earns", [
+    # a denial in other words: the clean path "still" there
+    ("In post-norm the gradient still has a clean identity path back to the first block, so the norm's place is not "
+     "why it fails.", False),
+    ("In post-norm the layer norm sits on the residual stream after every addition, so the gradient has to pass "
+     "through every norm on its way back.", True),
+])
+def test_postnorm_in_gradient_path_not_when_the_clean_path_is_still_there(passage, earns):
+    assert lines.credited("postnorm_in_gradient_path", passage) is earns

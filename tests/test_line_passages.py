@@ -32,12 +32,14 @@ bench = bench_module("line_passages")
 #: after analogy_limits was (a flaw, roles not received, whichever roles, a by-product of the loss): dev5_ex1 85,
 #: dev_ex1 85, the held-out sets unchanged. The same brief for exercise 4 (gradient_path, whole_signal, unigram_level,
 #: postnorm_in_gradient_path; two more writers), at arrival (dab0766): dev5_ex4 72 of 96 and 8 of 32, heldout3_ex4 67 of
-#: 96 and 5 of 32.
+#: 96 and 5 of 32. After a possibility ("it could be that ...") was read as doubt and a clean path "still" there as no
+#: post-norm path: dev5_ex4 72 and 6, heldout3_ex4 67 and 4. (The plural "additions" as gradient_path's first piece
+#: reached 3 more dev5_ex4 passages and 1 held-out, but only raised four nonsense answers' scores, and was left out.)
 LIMITS = {"dev_ex1_lines": (82, 3), "dev_ex4_lines": (110, 8), "dev2_ex1_lines": (81, 4), "dev2_ex4_lines": (59, 5),
           "dev3_ex1_lines": (83, 4), "heldout_ex1_lines": (65, 3), "heldout_ex4_lines": (105, 9),
           "heldout2_ex1_lines": (63, 2), "heldout3_ex1_lines": (74, 5), "dev3_ex4_lines": (78, 6), "dev4_ex4_lines": (78, 6),
           "heldout2_ex4_lines": (71, 10), "dev5_ex1_lines": (83, 2), "heldout4_ex1_lines": (59, 2),
-          "dev5_ex4_lines": (70, 9), "heldout3_ex4_lines": (65, 6)}
+          "dev5_ex4_lines": (70, 7), "heldout3_ex4_lines": (65, 5)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))
