@@ -173,7 +173,7 @@ def conventions(markdown: str) -> dict[str, str]:
         m = next((m for m in pattern.finditer(body) if (name != _TITLE or _foreign_title(m.group(0)))
                   and not (m.groupdict().get("score") and _names_lesson_words(m.group("score")))), None)
         if m:
-            out[name] = " ".join(m.group(0).split())[:40]
+            out[name] = " ".join(m.group(0).split()).lstrip("(")[:40]
     labels = foreign_labels(body)
     if len(labels) >= MIN_FOREIGN_LABELS:
         out["lines labelled by foreign words"] = ", ".join(labels[:4])[:40]
