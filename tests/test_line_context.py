@@ -62,6 +62,12 @@ def test_a_sentence_about_what_a_change_took_away_is_no_contradiction():
     ("With residuals every block is responsible for carrying only a small correction.", False),
     ("Without residuals every block has to output a gradient for the next one.", False),
     ("In the no-skip model the next block does not only see the previous block's output.", False),
+    # what one block drops the later ones never see; the signal has to survive every rewrite (dev5_ex4_lines)
+    ("With no skips, if block 2 drops the position, blocks 3 to 6 never see it.", True),
+    ("Without residuals the character's identity has to survive all six rewrites in a row.", True),
+    ("Without the skip connection nothing a block leaves out reaches, or survives to, any later block.", True),
+    ("In the plain version each block's result becomes the new stream, so whatever it discards is gone.", True),
+    ("Without residuals the early blocks never get a useful gradient.", False),
 ])
 def test_whole_signal_in_more_words(passage, earns):
     assert lines.credited("whole_signal", passage) is earns

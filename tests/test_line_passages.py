@@ -35,11 +35,13 @@ bench = bench_module("line_passages")
 #: 96 and 5 of 32. After a possibility ("it could be that ...") was read as doubt and a clean path "still" there as no
 #: post-norm path: dev5_ex4 72 and 6, heldout3_ex4 67 and 4. (The plural "additions" as gradient_path's first piece
 #: reached 3 more dev5_ex4 passages and 1 held-out, but only raised four nonsense answers' scores, and was left out.)
+#: After whole_signal's wordings of dev5_ex4 (what one block drops the later ones never see, the signal surviving every
+#: rewrite, "the plain version"): dev5_ex4 75 and 6; no held-out file changed.
 LIMITS = {"dev_ex1_lines": (82, 3), "dev_ex4_lines": (110, 8), "dev2_ex1_lines": (81, 4), "dev2_ex4_lines": (59, 5),
           "dev3_ex1_lines": (83, 4), "heldout_ex1_lines": (65, 3), "heldout_ex4_lines": (105, 9),
           "heldout2_ex1_lines": (63, 2), "heldout3_ex1_lines": (74, 5), "dev3_ex4_lines": (78, 6), "dev4_ex4_lines": (78, 6),
           "heldout2_ex4_lines": (71, 10), "dev5_ex1_lines": (83, 2), "heldout4_ex1_lines": (59, 2),
-          "dev5_ex4_lines": (70, 7), "heldout3_ex4_lines": (65, 5)}
+          "dev5_ex4_lines": (73, 7), "heldout3_ex4_lines": (65, 5)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))
