@@ -98,11 +98,6 @@ def resolve_leading(previous: str, sentence: str) -> tuple[str, int, int, int] |
     return sentence[:p0] + subject.group(1) + sentence[p1:], p0, p1, len(subject.group(1))
 
 
-#: A belief frame that opens a sentence: "you might think (that) ...", "many people assume ...", "it is tempting to
-#: believe ...". What follows it is the belief; a "they" after the contrast is the writer's own.
-_FRAME = re.compile(r"(?:(?:you|one|people|some people|many(?: people)?|most people|students|beginners|others|a lot of "
-                    r"people)(?: might| may| would| could| often| usually)? (?:think|assume|believe|expect|imagine|guess|"
-                    r"suppose)|it is (?:tempting|easy|natural|common) to (?:think|assume|believe|imagine))(?: that)? ")
 #: The belief's simple plural subject, with its determiner: "the heads", "all 8 heads", "the attention heads".
 _BELIEF_SUBJECT = re.compile(r"((?:the|these|those|all|all the|several|multiple|many|both|\d+|all \d+|h) (?:[\w-]+ ){0,2}?"
                              r"[\w-]+s) (?=[a-z])")
@@ -112,15 +107,20 @@ _CONTRAST_THEY = re.compile(r"(?:, but|; but|;|, yet|, whereas|, while|, though|
 
 
 def resolve_after_frame(sentence: str) -> tuple[str, int, int, int] | None:
-    """``sentence`` with the "they" after the contrast of a belief frame replaced by the belief's simple plural subject
-    ("you might think the heads take turns, but *they* run in parallel" is read with "the heads" in its place), for
-    matching only; None without a frame, a simple subject right after it or such a "they".
+    """``sentence`` with the "they" after the contrast of a belief frame (an attribution that opens it) replaced by the
+    belief's simple plural subject ("you might think the heads take turns, but *they* run in parallel" is read with
+    "the heads" in its place), for matching only; None without a frame, a simple subject right after it or such a
+    "they".
 
     Returns:
         (resolved text, pronoun start, pronoun end, subject length), as :func:`resolve_leading`.
     """
-    frame = _FRAME.match(sentence)
-    subject = frame and _BELIEF_SUBJECT.match(sentence, frame.end())
+    if not _CONTRAST_THEY.search(sentence):
+        return None
+    # the belief frame is the attribution cue that opens the sentence (.cues: "you might think", "many people assume
+    # that", "it is tempting to think")
+    frame = next((q for c in clauses(sentence) for q in c.cues if q.stance == "attributed" and q.start == 0), None)
+    subject = frame and _BELIEF_SUBJECT.match(sentence, frame.end + 1)
     if not subject:
         return None
     they = _CONTRAST_THEY.search(sentence, subject.end())
