@@ -380,38 +380,21 @@ def test_masks_as_a_verb(passage, earns):
     ("stacked", "The blocks are put one on top of other to make the model.", True),
     ("stacked", "Layer on layer of paint covers the old wall.", False),
     ("stacked", "Each head only sees the output of the projection below it.", False),
-])
-def test_cost_and_stacking_in_more_words(line, passage, earns):
-    assert lines.credited(line, passage) is earns
-
-
-@pytest.mark.parametrize("passage, earns", [
-    # a word that announces where the picture fails is no foreign thing
-    ("The biggest flaw: no one decides the heads' tasks.", True),
-    ("The mismatch is that nobody assigns the heads their jobs; they are learned.", True),
-    ("One caveat: no one tells a head what to look for.", True),
-    ("The fisherman's catch: no one decides the heads' tasks.", False),
-])
-def test_where_the_picture_fails_announced_by_a_discourse_noun(passage, earns):
-    assert lines.credited("analogy_limits", passage) is earns
-
-
-@pytest.mark.parametrize("passage, earns", [
-    ("Heads do not get their jobs from a manager; they learn what to look for in training.", True),
-    ("The heads pick up whichever roles help the loss go down.", True),
-    ("The heads' roles are a by-product of the training loss, not anyone's plan.", True),
-    ("The heads do not get their own weights from the team.", False),
-])
-def test_learned_roles_in_more_words(passage, earns):
-    assert lines.credited("analogy_limits", passage) is earns
-
-
-@pytest.mark.parametrize("passage, earns", [
+    # a word that announces where the picture fails is no foreign thing; roles in more words
+    ("analogy_limits", "The biggest flaw: no one decides the heads' tasks.", True),
+    ("analogy_limits", "The mismatch is that nobody assigns the heads their jobs; they are learned.", True),
+    ("analogy_limits", "One caveat: no one tells a head what to look for.", True),
+    ("analogy_limits", "The fisherman's catch: no one decides the heads' tasks.", False),
+    ("analogy_limits", "Heads do not get their jobs from a manager; they learn what to look for in training.", True),
+    ("analogy_limits", "The heads pick up whichever roles help the loss go down.", True),
+    ("analogy_limits", "The heads' roles are a by-product of the training loss, not anyone's plan.", True),
+    ("analogy_limits", "The heads do not get their own weights from the team.", False),
     # a denial in other words: the clean path "still" there
-    ("In post-norm the gradient still has a clean identity path back to the first block, so the norm's place is not "
-     "why it fails.", False),
-    ("In post-norm the layer norm sits on the residual stream after every addition, so the gradient has to pass "
-     "through every norm on its way back.", True),
+    ("postnorm_in_gradient_path", "In post-norm the gradient still has a clean identity path back to the first block, "
+     "so the norm's place is not why it fails.", False),
+    ("postnorm_in_gradient_path", "In post-norm the layer norm sits on the residual stream after every addition, so "
+     "the gradient has to pass through every norm on its way back.", True),
 ])
-def test_postnorm_in_gradient_path_not_when_the_clean_path_is_still_there(passage, earns):
-    assert lines.credited("postnorm_in_gradient_path", passage) is earns
+def test_lines_in_more_words_from_the_fourth_and_fifth_rounds(line, passage, earns):
+    # tests/prose/lines/dev5_ex1_lines.toml and dev5_ex4_lines.toml, in other words
+    assert lines.credited(line, passage) is earns
