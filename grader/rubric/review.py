@@ -23,7 +23,9 @@ nonsense           0.6      over 45 % of the words in sentences mixing the lesso
                             or written as another kind of text: a letter's, a speech's, an advert's conventions
                             and many words foreign to answers on this lesson (.genre), or the lesson's terms said
                             mostly among foreign things with 20 % or more foreign words and few comparisons
-                            (:data:`FOREIGN_WORLD_SHARE`)
+                            (:data:`FOREIGN_WORLD_SHARE`), or the lesson's terms joined in relations the model
+                            does not have ("the layer norm's letter frequencies", "its query is the MLP": a word
+                            salad, .relations)
 contradiction      0.5      a concept earned and denied in another sentence, or a misconception made on a
                             question where a concept is earned
 error named        0.5      a misconception (or a 0-point named error) found on a question that earns nothing
@@ -55,7 +57,7 @@ from .reported import reported
 from .spec import Rubric
 from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
-from . import cues, genre, mixing, topic, worlds
+from . import cues, genre, mixing, relations, topic, worlds
 
 PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "nonsense": 0.6, "contradiction": 0.5, "error named": 0.5,
            "reported": 0.5, "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "unsure": 0.4, "other": 0.5}
@@ -289,5 +291,9 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
             own[f"nonsense?: {entangled:.0%} of what the answer says with the lesson's terms is said in sentences "
                 f"about other things, and {foreign[0]:.0%} of its content words are foreign to answers on this lesson "
                 f"({', '.join(foreign[1][:6])})"] = PENALTY["nonsense"]
+        elif salad := relations.word_salad(sentences):
+            quoted = ", ".join(f'"{c}"' for c in salad[:4])
+            own[f"nonsense?: the answer joins the lesson's terms in {len(salad)} relations the model does not have "
+                f"({quoted}): a word salad?"] = PENALTY["nonsense"]
     reasons = list(own)
     return confidence(list(a.needs_review) + reasons, own), reasons

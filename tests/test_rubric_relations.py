@@ -1,0 +1,106 @@
+"""The lesson's terms joined in relations the model does not have (grader/rubric/relations.py): a word salad
+("the layer norm's letter frequencies", "its query is the MLP") is sent to a person; the same constructions said
+rightly ("a head's query", "the residual stream is the clean path") are not."""
+import pytest
+from conftest import ROOT, ex1_answer as ex1
+
+from grader import rubric
+from grader.rubric import relations
+from grader.rubric.read import normalise
+
+R1 = rubric.load(ROOT / "exercises" / "exercise1" / "rubric.toml")
+R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
+
+
+@pytest.mark.parametrize("sentence, said", [
+    ("The gradient flows through the layer norm's letter frequencies.", "layer norm's letter frequencies"),
+    ("Post-norm fails because of the warm-up of the residuals.", "warm-up of the residuals"),
+    ("The learning rate of the layer norm is too high.", "learning rate of the layer norm"),
+    ("So the heads are stacked and the query is the MLP.", "the query is the mlp"),
+    ("Each key has its own head and W_O.", "key has its own head"),
+    ("So W_O is bidirectional per token.", "w_o is bidirectional"),
+    ("In GPT the MLP is causal.", "the mlp is causal"),
+    ("Blocks are stacked, and the query is pre-norm.", "the query is pre-norm"),
+    ("The causal mask is concatenated with the values.", "causal mask is concatenated"),
+    ("Residual connections normalise the causal mask.", "residual connections normalise"),
+    ("The heads run in parallel inside the query.", "heads run in parallel inside the query"),
+    ("Multi-head attention is the residual connection of the block.", "multi-head attention is the residual connection"),
+    ("Each head computes the query, key and value of the MLP.", "value of the mlp"),
+])
+def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
+    assert said in relations.clashes(normalise(sentence))
+
+
+@pytest.mark.parametrize("sentence", [
+    "Each head has its own query, key and value projections.",
+    "The heads' outputs are concatenated and multiplied by W_O.",
+    "The residual stream is the clean path for the gradient.",
+    "The gradient of the loss reaches the first block through the additions.",
+    "Post-norm puts a layer norm on the residual stream, so the gradient crosses every normalisation.",
+    "Post-norm needs a warm-up of the learning rate.",
+    "The loss of predicting by letter frequency is U = 3.29 nats.",
+    "A uniform guess has a loss of about ln(65).",
+    "The skip connections are the key.",
+    "What flows along the residual stream is the attention pattern.",
+    "The residual stream is the attention pattern: the softmax scores each block adds to.",
+    "There is no residual around the MLP of the classification head on top of BERT.",
+    "What makes a head a head is its own query, key and value projections.",
+    "The attention and the feed-forward part each sit inside a residual connection.",
+    "Post-norm keeps the residual stream normalized after every block.",
+    "The value of d_model is 768, and the key of the argument is the split.",
+    "BERT's attention is bidirectional; GPT's attention is causal.",
+    "The model is pre-norm: the layer norm of each block sits on the branch.",
+    "The attention's heads each have their own W_Q, W_K and W_V.",
+    "Without residuals the loss stays at U, the entropy of the letter frequencies.",
+])
+def test_the_same_constructions_said_rightly_are_no_clash(sentence):
+    assert relations.clashes(normalise(sentence)) == []
+
+
+#: A word salad of exercise 1 written for this test: every noun is the lesson's, every relation is wrong.
+SALAD_1 = ex1(
+    "Multi-head attention is the layer norm of the causal mask. Each key has its own head, and the heads run in "
+    "parallel inside the query. The output projection is bidirectional, so the MLP's heads are concatenated by the "
+    "learning rate. A person is a head, and the notes are the residual connections.",
+    "The MLP works on each token on its own residual connection. The causal mask is concatenated with the layer "
+    "norm, and the blocks are stacked per head.",
+    "BERT is bidirectional because its query is the MLP. GPT uses a causal mask, so W_O is causal.")
+#: The same content said rightly, in the same dry register.
+DRY_1 = ex1(
+    "Several heads run in parallel on the same tokens. Each head has its own query, key and value projections, so "
+    "each head can track a different relationship. Each head works in d_model / n_heads dimensions, so all heads "
+    "together cost about one full-width head. The heads' outputs are concatenated and multiplied by W_O. A person "
+    "is a head, and merging the notes is the concatenation followed by W_O.",
+    "The MLP works on each token on its own. Residual connections run around the attention and the MLP, with a "
+    "layer norm before each, and the blocks are stacked.",
+    "BERT's attention is bidirectional. GPT uses a causal mask, so each token attends only to earlier tokens.")
+
+
+def _salad(text: str, rub=R1) -> list[str]:
+    return [r for r in rubric.evaluate(rub, text).needs_review if "word salad" in r]
+
+
+def test_a_word_salad_is_sent_to_a_person_with_the_relations_quoted():
+    a = rubric.evaluate(R1, SALAD_1)
+    reasons = [r for r in a.needs_review if "word salad" in r]
+    assert len(reasons) == 1 and "relations the model does not have" in reasons[0]
+    assert '"key has its own head"' in reasons[0]
+    assert a.confidence <= 0.4
+
+
+def test_the_same_content_said_rightly_is_not_flagged():
+    assert _salad(DRY_1) == []
+    assert relations.word_salad([u for u in normalise(DRY_1).split(". ")]) == []
+
+
+def test_one_odd_relation_is_a_slip_not_a_salad():
+    one = DRY_1.replace("The MLP works on each token on its own.", "The MLP works on each token, so the MLP is causal.")
+    assert len(relations.clashes(normalise("so the MLP is causal."))) == 1
+    assert _salad(one) == []
+
+
+@pytest.mark.parametrize("exercise, name", [("exercise4", "o_salad_postnorm"), ("exercise4", "o_salad_unigram_warmup"),
+                                            ("exercise1", "o_salad_residual_bidirectional")])
+def test_the_dev_word_salads_that_passed_every_other_measure_are_flagged(exercise, name):
+    text = (ROOT / "tests" / "prose" / exercise / name / "answer.md").read_text(encoding="utf-8")
+    assert _salad(text, R4 if exercise == "exercise4" else R1)
