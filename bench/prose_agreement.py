@@ -80,7 +80,12 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            # look like them on the surface, beside the dev round o (labels_o.toml, a fourteenth writer, same brief);
            # never tuned on
            "heldout7": ROOT / "exercises/exercise1/rubric.toml",
-           "heldout12_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout12_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # a ninth and a thirteenth, written on 2026-12-07 by a fourteenth writer after the word-salad check
+           # (grader/rubric/relations.py): word salads of the lesson's terms in many styles, and dry genuine controls
+           # (4 and 3); never tuned on
+           "heldout8": ROOT / "exercises/exercise1/rubric.toml",
+           "heldout13_ex4": ROOT / "exercises/exercise4/rubric.toml"}
 
 
 @dataclass
