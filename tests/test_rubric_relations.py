@@ -19,13 +19,17 @@ R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
     ("So the heads are stacked and the query is the MLP.", "the query is the mlp"),
     ("Each key has its own head and W_O.", "key has its own head"),
     ("So W_O is bidirectional per token.", "w_o is bidirectional"),
-    ("In GPT the MLP is causal.", "the mlp is causal"),
+    ("In GPT the MLP is bidirectional.", "the mlp is bidirectional"),
     ("Blocks are stacked, and the query is pre-norm.", "the query is pre-norm"),
     ("The causal mask is concatenated with the values.", "causal mask is concatenated"),
     ("Residual connections normalise the causal mask.", "residual connections normalise"),
     ("The heads run in parallel inside the query.", "heads run in parallel inside the query"),
     ("Multi-head attention is the residual connection of the block.", "multi-head attention is the residual connection"),
     ("Each head computes the query, key and value of the MLP.", "value of the mlp"),
+    ("The residual stream attends to the letter frequencies.", "residual stream attends"),
+    ("The learning rate masks the heads.", "learning rate masks"),
+    ("The query warms up the MLP.", "query warms up"),
+    ("The warm-up projects the queries into the residual stream.", "warm-up projects"),
 ])
 def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     assert said in relations.clashes(normalise(sentence))
@@ -51,10 +55,25 @@ def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     "BERT's attention is bidirectional; GPT's attention is causal.",
     "The model is pre-norm: the layer norm of each block sits on the branch.",
     "The attention's heads each have their own W_Q, W_K and W_V.",
+    # a review's correct sentences that an earlier version read as clashes (2026-12-07)
+    "The output projection of the feed-forward network maps 4 d_model back to d_model.",
+    "The feed-forward layer has its own output projection, W_2.",
+    "The loss of a model without warm-up blew up after a few hundred steps.",
+    "Warm-up reduces the frequency of loss spikes.",
+    "The residual stream's key advantage is the clean path; the learning rate's peak value is 1.5e-2.",
+    "The layer norm's output feeds attention in a pre-norm block.",
+    "In pre-norm, the input to the attention is the layer norm of the residual stream.",
+    "In post-norm, the residual stream is the layer norm of x + f(x).",
+    "Warm-up is a small learning rate for the first few thousand steps.",
+    "The MLP is causal already, since it works on each token alone; the attention and the MLP are pre-norm in GPT-2.",
+    "The softmax inside each head normalises the scores, and each head normalises its attention weights.",
+    "The head outputs computed under the causal mask are concatenated.",
+    "Heads concatenated then layer norm is applied to the sum.",
+    "The gradients are large within the warm-up.",
     "Without residuals the loss stays at U, the entropy of the letter frequencies.",
 ])
 def test_the_same_constructions_said_rightly_are_no_clash(sentence):
-    assert relations.clashes(normalise(sentence)) == []
+    assert relations.clashes(normalise(sentence)) == ()
 
 
 #: A word salad of exercise 1 written for this test: every noun is the lesson's, every relation is wrong.
@@ -64,7 +83,8 @@ SALAD_1 = ex1(
     "learning rate. A person is a head, and the notes are the residual connections.",
     "The MLP works on each token on its own residual connection. The causal mask is concatenated with the layer "
     "norm, and the blocks are stacked per head.",
-    "BERT is bidirectional because its query is the MLP. GPT uses a causal mask, so W_O is causal.")
+    "BERT is bidirectional because its query is the MLP. GPT uses a causal mask, so the learning rate is "
+    "causal.")
 #: The same content said rightly, in the same dry register.
 DRY_1 = ex1(
     "Several heads run in parallel on the same tokens. Each head has its own query, key and value projections, so "
@@ -90,12 +110,12 @@ def test_a_word_salad_is_sent_to_a_person_with_the_relations_quoted():
 
 def test_the_same_content_said_rightly_is_not_flagged():
     assert _salad(DRY_1) == []
-    assert relations.word_salad([u for u in normalise(DRY_1).split(". ")]) == []
+    assert relations.word_salad(tuple(normalise(DRY_1).split(". "))) == []
 
 
 def test_one_odd_relation_is_a_slip_not_a_salad():
-    one = DRY_1.replace("The MLP works on each token on its own.", "The MLP works on each token, so the MLP is causal.")
-    assert len(relations.clashes(normalise("so the MLP is causal."))) == 1
+    one = DRY_1.replace("The MLP works on each token on its own.", "The MLP works on each token, so the MLP is bidirectional.")
+    assert len(relations.clashes(normalise("so the MLP is bidirectional."))) == 1
     assert _salad(one) == []
 
 
@@ -104,3 +124,19 @@ def test_one_odd_relation_is_a_slip_not_a_salad():
 def test_the_dev_word_salads_that_passed_every_other_measure_are_flagged(exercise, name):
     text = (ROOT / "tests" / "prose" / exercise / name / "answer.md").read_text(encoding="utf-8")
     assert _salad(text, R4 if exercise == "exercise4" else R1)
+
+
+def test_in_a_word_salad_a_sentence_with_such_a_relation_earns_nothing():
+    # "The heads run in parallel inside the query", "BERT is bidirectional because its query is the MLP": each holds
+    # a line's words and a relation the model does not have; the dry answer says the same lines rightly.
+    salad = rubric.evaluate(R1, SALAD_1).lines
+    dry = rubric.evaluate(R1, DRY_1).lines
+    for line in ("heads_parallel", "concat_w_o", "bert_bidirectional", "gpt_causal"):
+        assert dry[line].earned and not salad[line].earned, line
+    assert salad["mlp_per_token"].earned  # "the MLP works on each token on its own ...": no relation of its own
+
+
+def test_one_odd_relation_keeps_the_line_of_its_sentence():
+    one = DRY_1.replace("Several heads run in parallel on the same tokens.", "The heads run in parallel inside the "
+                        "query.")
+    assert rubric.evaluate(R1, one).lines["heads_parallel"].earned

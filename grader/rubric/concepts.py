@@ -11,6 +11,7 @@ from .scopes import PRONOUN, back, candidates, retracted, scope_clauses, word_in
 from .sentences import Unit
 from .subjects import noun_of, pictured, read_elsewhere
 from .mixing import bound_and_mixed, mixing_paragraph
+from .relations import clashes, word_salad
 from .topic import anchored, foreign_agents, mapped, misused, strong_beyond, topical
 from .worlds import bridges, unquoted
 
@@ -176,9 +177,11 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
     text = " ".join(norms)
     if any(misused(text, s, e) for s, e in combo):
         return False
+    salad = bool(word_salad(tuple(u.norm for u in units_ if u.prose)))
     lo = 0
-    for norm in norms:  # a sentence holding a piece that binds a term to a foreign thing and mixes in more
-        if any(lo <= s < lo + len(norm) for s, _ in combo) and bound_and_mixed(norm):
+    for norm in norms:  # a sentence holding a piece that binds a term to a foreign thing and mixes in more, or
+        # that joins terms in a relation the model does not have, in an answer of such relations (a word salad)
+        if any(lo <= s < lo + len(norm) for s, _ in combo) and (bound_and_mixed(norm) or salad and clashes(norm)):
             return False
         lo += len(norm) + 1
     paragraph = [v.norm for v in units_ if v.block == scope[0].block]

@@ -291,7 +291,7 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
             own[f"nonsense?: {entangled:.0%} of what the answer says with the lesson's terms is said in sentences "
                 f"about other things, and {foreign[0]:.0%} of its content words are foreign to answers on this lesson "
                 f"({', '.join(foreign[1][:6])})"] = PENALTY["nonsense"]
-        elif salad := relations.word_salad(sentences):
+        elif salad := relations.word_salad(tuple(sentences)):
             quoted = ", ".join(f'"{c}"' for c in salad[:4])
             own[f"nonsense?: the answer joins the lesson's terms in {len(salad)} relations the model does not have "
                 f"({quoted}): a word salad?"] = PENALTY["nonsense"]
