@@ -24,7 +24,7 @@ bench = bench_module("named_errors")
 #: 78 after them.
 #: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (51, 46),
-          "dev_errors": (1, 142), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
+          "dev_errors": (1, 145), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (86, 48)}
 
 
@@ -57,6 +57,10 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "BERT sees the tokens on both sides, unlike causal models such as GPT."),
     (3, "GPT gives up the bidirectional view that BERT has."),
     (3, "In GPT, the last token attends to every token in the prompt."),
+    (3, "The causal mask stops GPT from attending to future tokens."),
+    (3, "GPT never sees the next token when it predicts it."),
+    (3, "In GPT the tokens that come after a position are hidden from it."),
+    (3, "Unlike BERT, which attends to the words that come after it, GPT only looks back."),
     ("ex4", "Residual connections add zero parameters."),
     ("ex4", "Without residuals the model cannot even fit the training set, let alone overfit."),
     ("ex4", "Post-norm diverged while pre-norm was more stable."),
@@ -227,6 +231,11 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (3, "GPT uses bidirectional context, so every token sees the whole sentence.", "gpt_bidirectional"),
     (3, "GPT is the bidirectional one, it looks at the whole text.", "gpt_bidirectional"),  # "the X one" is GPT
     (3, "BERT is the one with the mask so it can't look ahead.", "bert_causal"),
+    # GPT said to see the tokens after (dev_errors, 2026-12-07)
+    (3, "In GPT, each token is allowed to attend to the tokens that come after it.", "gpt_bidirectional"),
+    (3, "GPT generates good text because each token can look ahead at the words that come after it.",
+     "gpt_bidirectional"),
+    (3, "In GPT every token attends to the future tokens as well.", "gpt_bidirectional"),
 ])
 def test_the_errors_next_to_them_are_still_named(q, sentence, error):
     assert error in bench.named(q, sentence)[0]
