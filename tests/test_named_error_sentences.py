@@ -24,7 +24,7 @@ bench = bench_module("named_errors")
 #: 78 after them.
 #: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (51, 46),
-          "dev_errors": (1, 145), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
+          "dev_errors": (1, 149), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (86, 48)}
 
 
@@ -58,6 +58,11 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "GPT gives up the bidirectional view that BERT has."),
     (3, "In GPT, the last token attends to every token in the prompt."),
     (3, "The causal mask stops GPT from attending to future tokens."),
+    (2, "The MLP processes all the tokens at once, as one matrix multiplication, but each row on its own."),
+    (2, "The MLP takes all the token vectors together as a batch and transforms each one separately."),
+    (2, "The MLP's output at position 5 depends only on the vector at position 5."),
+    (2, "In the MLP, no information is exchanged between positions."),
+    (2, "The MLP reads all the tokens in parallel, each through the same weights."),
     (3, "GPT never sees the next token when it predicts it."),
     (3, "In GPT the tokens that come after a position are hidden from it."),
     (3, "Unlike BERT, which attends to the words that come after it, GPT only looks back."),
@@ -231,6 +236,14 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (3, "GPT uses bidirectional context, so every token sees the whole sentence.", "gpt_bidirectional"),
     (3, "GPT is the bidirectional one, it looks at the whole text.", "gpt_bidirectional"),  # "the X one" is GPT
     (3, "BERT is the one with the mask so it can't look ahead.", "bert_causal"),
+    # the MLP said to read or let through the other positions (dev_errors, 2026-12-07)
+    (2, "For a sequence of 10 tokens, the feed-forward layer takes all 10 token vectors together and combines them "
+        "into each output.", "mlp_mixes_tokens"),
+    (2, "The feed-forward network attends across positions, combining the token vectors into new ones.",
+     "mlp_mixes_tokens"),
+    (2, "In the MLP, information is exchanged between the different positions of the sequence.", "mlp_mixes_tokens"),
+    (2, "With 128 tokens, the MLP's output at position 5 depends on the vectors at all 128 positions.",
+     "mlp_mixes_tokens"),
     # GPT said to see the tokens after (dev_errors, 2026-12-07)
     (3, "In GPT, each token is allowed to attend to the tokens that come after it.", "gpt_bidirectional"),
     (3, "GPT generates good text because each token can look ahead at the words that come after it.",
