@@ -24,7 +24,7 @@ bench = bench_module("named_errors")
 #: 78 after them.
 #: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (51, 46),
-          "dev_errors": (1, 149), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
+          "dev_errors": (1, 151), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (86, 48)}
 
 
@@ -58,6 +58,8 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "GPT gives up the bidirectional view that BERT has."),
     (3, "In GPT, the last token attends to every token in the prompt."),
     (3, "The causal mask stops GPT from attending to future tokens."),
+    (2, "There is one residual connection around attention and one around the MLP, two per block."),
+    (2, "Each sub-layer has one residual connection: one around attention and one around the MLP."),
     (2, "The MLP processes all the tokens at once, as one matrix multiplication, but each row on its own."),
     (2, "The MLP takes all the token vectors together as a batch and transforms each one separately."),
     (2, "The MLP's output at position 5 depends only on the vector at position 5."),
@@ -244,6 +246,9 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (2, "In the MLP, information is exchanged between the different positions of the sequence.", "mlp_mixes_tokens"),
     (2, "With 128 tokens, the MLP's output at position 5 depends on the vectors at all 128 positions.",
      "mlp_mixes_tokens"),
+    # one residual connection, around attention, in one piece (dev_errors, 2026-12-07)
+    (2, "Each block has one residual connection, the one around attention.", "residual_only_attention"),
+    (2, "The input is added back only after the attention sub-layer, not after the MLP.", "residual_only_attention"),
     # GPT said to see the tokens after (dev_errors, 2026-12-07)
     (3, "In GPT, each token is allowed to attend to the tokens that come after it.", "gpt_bidirectional"),
     (3, "GPT generates good text because each token can look ahead at the words that come after it.",
