@@ -24,7 +24,7 @@ bench = bench_module("named_errors")
 #: 78 after them.
 #: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (51, 46),
-          "dev_errors": (1, 151), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
+          "dev_errors": (1, 154), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (86, 48)}
 
 
@@ -59,6 +59,10 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "In GPT, the last token attends to every token in the prompt."),
     (3, "The causal mask stops GPT from attending to future tokens."),
     (2, "There is one residual connection around attention and one around the MLP, two per block."),
+    (1, "Nobody tells the heads what to look for; the engineers only pick the number of heads."),
+    (1, "The engineers pick 8 heads and each head learns its own features during training."),
+    (1, "The designers write the code once; each head then learns what to look for."),
+    (1, "The engineers pick the features of the data set, and the heads learn what to look for."),
     (2, "Each sub-layer has one residual connection: one around attention and one around the MLP."),
     (2, "The MLP processes all the tokens at once, as one matrix multiplication, but each row on its own."),
     (2, "The MLP takes all the token vectors together as a batch and transforms each one separately."),
@@ -249,6 +253,13 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     # one residual connection, around attention, in one piece (dev_errors, 2026-12-07)
     (2, "Each block has one residual connection, the one around attention.", "residual_only_attention"),
     (2, "The input is added back only after the attention sub-layer, not after the MLP.", "residual_only_attention"),
+    # builders who tell, write or plan the heads' jobs (dev_errors, 2026-12-07)
+    (1, "The people building it basically tell each head what to focus on, like one does verbs and one does nouns.",
+     "heads_assigned_roles"),
+    (1, "The specialisation of the heads comes from the architecture: the designer writes each head to look for "
+        "something different.", "heads_assigned_roles"),
+    (1, "Each head's job is a hyperparameter that is set before training, such as attend to the previous token.",
+     "heads_assigned_roles"),
     # GPT said to see the tokens after (dev_errors, 2026-12-07)
     (3, "In GPT, each token is allowed to attend to the tokens that come after it.", "gpt_bidirectional"),
     (3, "GPT generates good text because each token can look ahead at the words that come after it.",
