@@ -24,7 +24,7 @@ bench = bench_module("named_errors")
 #: 78 after them.
 #: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (51, 46),
-          "dev_errors": (1, 154), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
+          "dev_errors": (1, 156), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (86, 48)}
 
 
@@ -60,6 +60,9 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "The causal mask stops GPT from attending to future tokens."),
     (2, "There is one residual connection around attention and one around the MLP, two per block."),
     (1, "Nobody tells the heads what to look for; the engineers only pick the number of heads."),
+    (1, "One query projection for each head is learned in every layer."),
+    (1, "There is one W_Q for all heads, split into per-head slices."),
+    (1, "The 8 heads all use the same input but each has its own W_Q."),
     (1, "The engineers pick 8 heads and each head learns its own features during training."),
     (1, "The designers write the code once; each head then learns what to look for."),
     (1, "The engineers pick the features of the data set, and the heads learn what to look for."),
@@ -260,6 +263,11 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
         "something different.", "heads_assigned_roles"),
     (1, "Each head's job is a hyperparameter that is set before training, such as attend to the previous token.",
      "heads_assigned_roles"),
+    # heads said to share one set of projections (dev_errors, 2026-12-07)
+    (1, "In a layer with d_model = 512 and 8 heads, the 8 heads all reuse one shared 512 x 64 query matrix.",
+     "heads_share_qkv"),
+    (1, "It is like every reader is given the same pair of glasses to read the contract with: one shared set of "
+        "query, key and value weights for all heads.", "heads_share_qkv"),
     # GPT said to see the tokens after (dev_errors, 2026-12-07)
     (3, "In GPT, each token is allowed to attend to the tokens that come after it.", "gpt_bidirectional"),
     (3, "GPT generates good text because each token can look ahead at the words that come after it.",
