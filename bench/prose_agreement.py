@@ -85,7 +85,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            # (grader/rubric/relations.py): word salads of the lesson's terms in many styles, and dry genuine controls
            # (4 and 3); never tuned on
            "heldout8": ROOT / "exercises/exercise1/rubric.toml",
-           "heldout13_ex4": ROOT / "exercises/exercise4/rubric.toml"}
+           "heldout13_ex4": ROOT / "exercises/exercise4/rubric.toml",
+           # a tenth, written on 2026-12-07 by a fifteenth writer beside round q (labels_q.toml, dev): 15 good answers
+           # with one confident error each, one per named error of exercise 1, and 3 genuine controls; never tuned on
+           "heldout9": ROOT / "exercises/exercise1/rubric.toml"}
 
 
 @dataclass
