@@ -61,6 +61,11 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (2, "There is one residual connection around attention and one around the MLP, two per block."),
     (1, "Nobody tells the heads what to look for; the engineers only pick the number of heads."),
     (1, "One query projection for each head is learned in every layer."),
+    (2, "Attention has a skip connection; the MLP also gets one."),
+    (2, "The MLP does not use any residual-stream information from other tokens."),
+    (2, "Position 0 has its own embedding vector, added before the first block; the MLP is shared."),
+    (1, "Whoever designs the model decides how many heads there are, and training decides what each head does."),
+    (1, "There is one set of weights that all the heads share: W_O, after the concatenation."),
     (1, "There is one W_Q for all heads, split into per-head slices."),
     (1, "The 8 heads all use the same input but each has its own W_Q."),
     (1, "The engineers pick 8 heads and each head learns its own features during training."),
@@ -268,6 +273,14 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
      "heads_share_qkv"),
     (1, "It is like every reader is given the same pair of glasses to read the contract with: one shared set of "
         "query, key and value weights for all heads.", "heads_share_qkv"),
+    # round q's dev answers (labels_q.toml, 2026-12-07)
+    (1, "Whoever designs the model decides up front which head does what, like head 1 handles coreference.",
+     "heads_assigned_roles"),
+    (2, "But it is not one MLP for the whole sequence: position 0 has its own 768 x 3072 and 3072 x 768 matrices, "
+        "position 1 has its own pair, and so on.", "mlp_weights_per_position"),
+    (2, "Attention has a skip connection, so you get x + attention(x). The MLP doesn't get one: its output just "
+        "replaces the vector.", "residual_only_attention"),
+    (1, "The queries, keys and values come from one set of projections that all the heads share.", "heads_share_qkv"),
     # GPT said to see the tokens after (dev_errors, 2026-12-07)
     (3, "In GPT, each token is allowed to attend to the tokens that come after it.", "gpt_bidirectional"),
     (3, "GPT generates good text because each token can look ahead at the words that come after it.",
