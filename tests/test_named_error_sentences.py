@@ -276,7 +276,7 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     # round q's dev answers (labels_q.toml, 2026-12-07)
     (1, "Whoever designs the model decides up front which head does what, like head 1 handles coreference.",
      "heads_assigned_roles"),
-    (2, "But it is not one MLP for the whole sequence: position 0 has its own 768 x 3072 and 3072 x 768 matrices, "
+    (2, "The MLP works on each token separately, but position 0 has its own 768 x 3072 and 3072 x 768 matrices, "
         "position 1 has its own pair, and so on.", "mlp_weights_per_position"),
     (2, "Attention has a skip connection, so you get x + attention(x). The MLP doesn't get one: its output just "
         "replaces the vector.", "residual_only_attention"),
