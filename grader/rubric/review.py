@@ -292,8 +292,10 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
                 f"about other things, and {foreign[0]:.0%} of its content words are foreign to answers on this lesson "
                 f"({', '.join(foreign[1][:6])})"] = PENALTY["nonsense"]
         elif salad := relations.word_salad(tuple(sentences)):
-            quoted = ", ".join(f'"{c}"' for c in salad[:4])
-            own[f"nonsense?: the answer joins the lesson's terms in {len(salad)} relations the model does not have "
-                f"({quoted}): a word salad?"] = PENALTY["nonsense"]
+            shown = " ".join(u.display for u in units_)  # the student's own casing where the words are the same
+            quoted = ", ".join(f'"{m.group(0) if (m := re.search(re.escape(c), shown, re.I)) else c}"'
+                               for c in salad[:4])
+            own[f"nonsense?: a word salad? the answer joins the lesson's terms in {len(salad)} relations the model "
+                f"does not have ({quoted})"] = PENALTY["nonsense"]
     reasons = list(own)
     return confidence(list(a.needs_review) + reasons, own), reasons
