@@ -30,6 +30,8 @@ R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
     ("The learning rate masks the heads.", "learning rate masks"),
     ("The query warms up the MLP.", "query warms up"),
     ("The warm-up projects the queries into the residual stream.", "warm-up projects"),
+    ("The letter frequencies flow through W_O.", "letter frequencies flow through"),
+    ("W_O is stuck at the unigram loss.", "w_o is stuck at"),
 ])
 def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     assert said in relations.clashes(normalise(sentence))
@@ -70,6 +72,8 @@ def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     "The head outputs computed under the causal mask are concatenated.",
     "Heads concatenated then layer norm is applied to the sum.",
     "The gradients are large within the warm-up.",
+    "Loss of no-residual stays at 3.3 because the model predicts only by letter frequency.",
+    "The gradient flows through the residual stream; the loss is stuck at U without residuals.",
     "Without residuals the loss stays at U, the entropy of the letter frequencies.",
 ])
 def test_the_same_constructions_said_rightly_are_no_clash(sentence):

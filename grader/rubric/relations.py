@@ -22,7 +22,8 @@ property  "X is bidirectional / causal / pre-norm"     X can not have it (:data:
                                                        is causal, a sublayer may be pre-norm)
 verb      "X normalises / attends / masks / warms up   X is never the verb's subject (:data:`NOT_SUBJECT_OF`:
           / projects / concatenates", "X is            "the residual stream attends", "the learning rate masks",
-          concatenated"                                "the causal mask is concatenated")
+          concatenated", "flows through", "is stuck    "the causal mask is concatenated", "the letter frequencies
+          at"                                          flow through W_O", "W_O is stuck at the unigram loss")
 inside    "A ... inside B"                             B may not own A ("the heads run inside the query")
 ========  ===========================================  ==========================================================
 
@@ -110,6 +111,12 @@ NOT_SUBJECT_OF: dict[str, set[str]] = {
     "warms? up|warmed up": {"query", "head", "MLP", "W_O", "mask", "letter frequencies", "residual", "loss",
                             "gradient", "path", "attention"},
     "projects?|projected": {"warm-up", "learning rate", "letter frequencies", "loss", "mask", "gradient", "path"},
+    # what flows through the model is a gradient, a signal, the residual stream or the tokens' vectors
+    "(?:flows?|flowed|flowing|travels?|travelled) (?:through|into|along|back through)": {
+        "letter frequencies", "learning rate", "warm-up", "mask", "MLP", "layer norm", "W_O", "attention", "head", "path"},
+    # what is stuck at a level is a loss (or a number): "the no-residual run is stuck at U"
+    "(?:is|are|was|were|gets?|got) stuck (?:at|on|near)|(?:stays?|stayed|plateaus?|plateaued) (?:at|near)": {
+        "W_O", "MLP", "head", "mask", "layer norm", "attention", "query", "path", "residual", "warm-up"},
 }
 NO_INSIDE = {"warm-up", "learning rate", "loss", "gradient", "letter frequencies", "path"}
 #: An answer with at least this many clashing relations is named a word salad (:func:`word_salad`).
@@ -146,7 +153,7 @@ _CONCATENATED = re.compile(rf"\b(?P<x>{_TERM})\s+(?:is|are|get|gets|got|were|was
                            rf"concatenated\b|\bconcatenat(?:e|es|ed|ing)\s+(?:the |its |their |a |an )?{_MOD}{{0,1}}?"
                            rf"(?P<y>{_TERM})\b(?!'s|'|-){_END}")
 _VERBS = {verb: re.compile(rf"\b(?P<x>{_TERM})\s+(?:{verb})\b(?= (?:the|a|an|its|their|every|each|all|to|into|"
-                              rf"onto|on|over|{_TERM})\b)") for verb in NOT_SUBJECT_OF}
+                              rf"onto|on|over|u|{_TERM})\b| \d)") for verb in NOT_SUBJECT_OF}
 _INSIDE = re.compile(rf"\b(?P<x>{_TERM})\s+(?:\w+\s+){{0,3}}?(?:inside|within)\s+(?:the |a |an |each |every |its "
                      rf"|their )?{_MOD}{{0,1}}?(?P<y>{_TERM})\b(?!'s|'|-){_END}")
 #: Words that are the lesson's terms only in some senses: "the key is the residual" (the main point), "the value of
@@ -171,8 +178,9 @@ def _said(m: re.Match) -> str:
 
 
 def _subjectless(sentence: str, start: int) -> bool:
-    """Whether the term at ``start`` is the object of a preposition, so no subject of the verb after it."""
-    return bool(_OBJECT_OF.search(sentence[:start]))
+    """Whether the term at ``start`` is the object of a preposition, so no subject of the verb after it, or names a
+    model without it ("no-residual stays at 3.3", "the run with no residuals")."""
+    return bool(_OBJECT_OF.search(sentence[:start]) or re.search(r"(?:\bno[- ]|\bnon-)$", sentence[:start]))
 
 
 def _owned_by(owned: str | None, owner: str | None) -> bool:
