@@ -32,6 +32,10 @@ R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
     ("The warm-up projects the queries into the residual stream.", "warm-up projects"),
     ("The letter frequencies flow through W_O.", "letter frequencies flow through"),
     ("W_O is stuck at the unigram loss.", "w_o is stuck at"),
+    ("The keys rest inside the gradient.", "inside the gradient"),
+    ("The heads stay on the near side of the warm-up.", "near side of the warm-up"),
+    ("The block computes MLP = softmax(residual connection).", "softmax(residual connection)"),
+    ("Each head satisfies W_O = 3.29 nats.", "w_o = 3.29 nats"),
 ])
 def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     assert said in relations.clashes(normalise(sentence))
@@ -73,6 +77,10 @@ def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     "Heads concatenated then layer norm is applied to the sum.",
     "The gradients are large within the warm-up.",
     "Loss of no-residual stays at 3.3 because the model predicts only by letter frequency.",
+    "The learning rate rises linearly within the warm-up; under warm-up post-norm trains.",
+    "Pre-norm ends well below the unigram loss, and the no-residual loss = 3.29 nats.",
+    "Attention is softmax(QK^T / sqrt(d_head)) V, and post-norm computes LN(x + f(x)).",
+    "The scores are softmax(scores + mask) row by row.",
     "The gradient flows through the residual stream; the loss is stuck at U without residuals.",
     "Without residuals the loss stays at U, the entropy of the letter frequencies.",
 ])
