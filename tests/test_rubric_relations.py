@@ -81,6 +81,13 @@ def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     "Pre-norm ends well below the unigram loss, and the no-residual loss = 3.29 nats.",
     "Attention is softmax(QK^T / sqrt(d_head)) V, and post-norm computes LN(x + f(x)).",
     "The scores are softmax(scores + mask) row by row.",
+    # a second review's correct sentences (2026-12-07)
+    "The loss values stay near U, and both values plateau at 3.29.",
+    "No-residual is 3.291 nats; the run without residual connections is 3.291 nats.",
+    "U is the loss of a letter frequency model, the average of -ln(letter frequency).",
+    "It can not get below letter frequency; outside the warm-up, the learning rate is constant.",
+    "We clip norm(gradient) at 1, and the LM head is an output projection to the vocabulary.",
+    "The attention flows into the MLP, which holds key-value memories inside the MLP.",
     "The gradient flows through the residual stream; the loss is stuck at U without residuals.",
     "Without residuals the loss stays at U, the entropy of the letter frequencies.",
 ])
@@ -122,7 +129,7 @@ def test_a_word_salad_is_sent_to_a_person_with_the_relations_quoted():
 
 def test_the_same_content_said_rightly_is_not_flagged():
     assert _salad(DRY_1) == []
-    assert relations.word_salad(tuple(normalise(DRY_1).split(". "))) == []
+    assert relations.word_salad(tuple(normalise(DRY_1).split(". "))) == ()
 
 
 def test_one_odd_relation_is_a_slip_not_a_salad():
@@ -152,3 +159,22 @@ def test_one_odd_relation_keeps_the_line_of_its_sentence():
     one = DRY_1.replace("Several heads run in parallel on the same tokens.", "The heads run in parallel inside the "
                         "query.")
     assert rubric.evaluate(R1, one).lines["heads_parallel"].earned
+
+
+def test_one_sentence_with_two_odd_relations_is_a_slip_three_are_a_salad():
+    two = normalise("The keys rest inside the gradient, and W_O is stuck at the unigram loss.")
+    three = normalise("The keys rest inside the gradient, W_O is stuck at the unigram loss and the MLP is bidirectional.")
+    assert len(relations.clashes(two)) == 2 and relations.word_salad((two, two)) == ()  # repeated: counted once
+    assert len(relations.word_salad((three,))) == 3
+
+
+def test_a_picture_read_as_heads_is_no_salad_of_its_own():
+    # .pictures reads "each chef" as "each head" for the concepts; the salad check reads the sentences as written, as
+    # review does, so the picture costs the answer nothing ("each chef warms up the same stove" is no head warming up)
+    text = ex1("Think of the heads as chefs in one kitchen. Each chef warms up the same stove, and every chef stays at "
+               "the same station and cooks at the same time as the others, so the heads run in parallel. Each head has "
+               "its own query, key and value projections, and the outputs are concatenated and multiplied by W_O.",
+               "The MLP works on each token on its own. Residual connections go around attention and the MLP.",
+               "BERT attends both ways; GPT uses a causal mask.")
+    a = rubric.evaluate(R1, text)
+    assert a.lines["heads_parallel"].earned and not [r for r in a.needs_review if "word salad" in r]

@@ -11,7 +11,7 @@ from .scopes import PRONOUN, back, candidates, retracted, scope_clauses, word_in
 from .sentences import Unit
 from .subjects import noun_of, pictured, read_elsewhere
 from .mixing import bound_and_mixed, mixing_paragraph
-from .relations import clashes, word_salad
+from .relations import clashes_as_written, salad_as_written
 from .topic import anchored, foreign_agents, mapped, misused, strong_beyond, topical
 from .worlds import bridges, unquoted
 
@@ -177,11 +177,13 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
     text = " ".join(norms)
     if any(misused(text, s, e) for s, e in combo):
         return False
-    salad = bool(word_salad(tuple(u.norm for u in units_ if u.prose)))
+    salad = salad_as_written(tuple(u.display for u in units_ if u.prose))  # as review reads it: not a picture's
+    # nouns read as the heads
     lo = 0
-    for norm in norms:  # a sentence holding a piece that binds a term to a foreign thing and mixes in more, or
-        # that joins terms in a relation the model does not have, in an answer of such relations (a word salad)
-        if any(lo <= s < lo + len(norm) for s, _ in combo) and (bound_and_mixed(norm) or salad and clashes(norm)):
+    for unit, norm in zip(scope, norms):  # a sentence holding a piece that binds a term to a foreign thing and mixes
+        # in more, or that joins terms in a relation the model does not have, in an answer of such relations
+        if any(lo <= s < lo + len(norm) for s, _ in combo) and \
+                (bound_and_mixed(norm) or salad and clashes_as_written(unit.display)):
             return False
         lo += len(norm) + 1
     paragraph = [v.norm for v in units_ if v.block == scope[0].block]

@@ -57,6 +57,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .read import normalise
+
 #: The lesson's terms that :func:`clashes` reads, by kind (normalised text: lower case, "w_o" for W_O).
 KINDS: dict[str, str] = {
     "warm-up": r"warm-?\s?ups?",
@@ -81,7 +83,8 @@ OWNERS: dict[str, set[str]] = {
     "warm-up": {"learning rate"}, "learning rate": {"warm-up"}, "letter frequencies": set(),
     "query": {"head", "attention"}, "head": {"attention"}, "mask": {"attention", "head"},
     "W_O": {"attention", "head", "MLP"},
-    "path": {"gradient", "residual", "loss"}, "residual": {"attention", "MLP"}, "loss": {"residual"},
+    "path": {"gradient", "residual", "loss"}, "residual": {"attention", "MLP"},
+    "loss": {"residual", "letter frequencies"},
     "layer norm": {"residual", "attention", "MLP", "head", "W_O", "path", "query", "layer norm"},
     "gradient": set(KINDS) - {"warm-up", "learning rate", "letter frequencies", "mask"},
     "MLP": set(), "attention": {"head", "mask", "query"},
@@ -120,7 +123,7 @@ NOT_SUBJECT_OF: dict[str, set[str]] = {
     "projects?|projected": {"warm-up", "learning rate", "letter frequencies", "loss", "mask", "gradient", "path"},
     # what flows through the model is a gradient, a signal, the residual stream or the tokens' vectors
     "(?:flows?|flowed|flowing|travels?|travelled) (?:through|into|along|back through)": {
-        "letter frequencies", "learning rate", "warm-up", "mask", "MLP", "layer norm", "W_O", "attention", "head", "path"},
+        "letter frequencies", "learning rate", "warm-up", "mask", "MLP", "layer norm", "W_O", "path"},
     # what is stuck at a level is a loss (or a number): "the no-residual run is stuck at U"
     "(?:is|are|was|were|gets?|got) stuck (?:at|on|near)|(?:stays?|stayed|plateaus?|plateaued) (?:at|near)": {
         "W_O", "MLP", "head", "mask", "layer norm", "attention", "query", "path", "residual", "warm-up"},
@@ -132,14 +135,15 @@ NO_INSIDE = {"warm-up", "learning rate", "loss", "gradient", "letter frequencies
 #: "during" are no places ("the learning rate rises within the warm-up", "under warm-up post-norm trains").
 NO_PLACE = {"warm-up", "gradient", "letter frequencies"}
 #: The functions of the lesson's formulas, and the kinds they are never applied to: a softmax of scores or logits,
-#: a layer norm of a vector ("softmax(layer norm)", "LN(learning rate)" are no formulas of the model).
+#: a layer norm of a vector ("softmax(layer norm)", "LayerNorm(learning rate)" are no formulas of the model; "ln(...)"
+#: is as often the natural log, and "norm(gradient)" a vector's norm).
 NOT_ARGUMENT_OF: dict[str, set[str]] = {
     "softmax": {"layer norm", "residual", "learning rate", "warm-up", "MLP", "W_O", "loss", "letter frequencies", "path",
                 "head", "mask"},
-    "ln|layernorm|layer_norm|norm": {"loss", "learning rate", "warm-up", "gradient", "letter frequencies", "mask",
-                                     "W_O", "head", "path"},
+    "layernorm|layer_norm": {"loss", "learning rate", "warm-up", "gradient", "letter frequencies", "mask", "W_O",
+                             "head", "path"},
 }
-#: An answer with at least this many clashing relations is named a word salad (:func:`word_salad`).
+#: An answer with this many sentences holding a clashing relation is named a word salad (:func:`word_salad`).
 MIN_CLASHES = 2
 
 _NAMES = {f"k{i}": kind for i, kind in enumerate(KINDS)}
@@ -159,7 +163,7 @@ _END = (r"(?=\s*(?:[,.;:!?)]|$)|\s(?:of|and|or|in|on|at|that|which|who|with|to|f
 #: ... and is not one of a list ("its own query, key and value projections").
 _NOT_LISTED = rf"(?!,? (?:{_TERM})\b| and (?:{_TERM})\b)"
 _START = r"(?:^|[,;:] |\b(?:the|its|their|a|an|each|every|so|and) )"
-_OF = re.compile(rf"\b(?:{_KIND})\s+of\s+{_DET}(?P<owner>{_TERM})\b(?!'s|'|-)")
+_OF = re.compile(rf"\b(?:{_KIND})\s+of\s+{_DET}(?P<owner>{_TERM})\b(?!'s|'|-){_END}")
 _POSSESSIVE = re.compile(rf"\b(?P<owner>{_TERM})(?:'s|s')\s+{_MOD}?(?:{_KIND})\b(?!'s| of\b)")
 _IS = re.compile(rf"{_START}{_MOD}{{0,1}}?(?P<x>{_TERM})\s+(?:is|are|=|becomes?|acts as|serves as)\s+(?:just |simply "
                  rf"|really |basically |actually )?(?:the|a|an|its|their) {_MOD}{{0,2}}?(?P<y>{_TERM})\b(?!'s|'|-)"
@@ -174,7 +178,7 @@ _CONCATENATED = re.compile(rf"\b(?P<x>{_TERM})\s+(?:is|are|get|gets|got|were|was
                            rf"(?P<y>{_TERM})\b(?!'s|'|-){_END}")
 _VERBS = {verb: re.compile(rf"\b(?P<x>{_TERM})\s+(?:{verb})\b(?= (?:the|a|an|its|their|every|each|all|to|into|"
                               rf"onto|on|over|u|{_TERM})\b| \d)") for verb in NOT_SUBJECT_OF}
-_PLACE = re.compile(rf"\b(?:behind|beneath|underneath|beside|outside|on top of|in front of|next to|"
+_PLACE = re.compile(rf"\b(?P<where>behind|beneath|underneath|beside|on top of|in front of|next to|"
                     rf"(?:far|near|other) side of|at the (?:edge|top|bottom) of|inside|above|below)\s+"
                     rf"(?:the |a |an |each |every |its |their )?{_MOD}{{0,1}}?(?P<y>{_TERM})\b(?!'s|'|-){_END}")
 _ARGUMENT = {f: re.compile(rf"\b(?:{f})\s*\(\s*(?P<y>{_TERM})\s*\)") for f in NOT_ARGUMENT_OF}
@@ -213,70 +217,92 @@ def _owned_by(owned: str | None, owner: str | None) -> bool:
     return owned is None or owner is None or owned == owner or owner in OWNERS[owned]
 
 
+def _term(m: re.Match, group: str, *, key_or_value: bool = False) -> str | None:
+    """The kind of the term a match's ``group`` holds; a bare "key(s)" or "value(s)" only with ``key_or_value`` (it is
+    an ordinary word as often: "the key point", "the loss values stay near U")."""
+    text = m.group(group)
+    if text is None or (not key_or_value and _KEY_OR_VALUE.fullmatch(text.strip())):
+        return None
+    return kind(text)
+
+
 @lru_cache(maxsize=4096)
 def clashes(sentence: str) -> tuple[str, ...]:
     """The relations of a normalised sentence (:func:`.read.normalise`) between two of the lesson's terms that the
     model does not have, each as the words that say it ("layer norm's letter frequencies", "its query is the mlp").
+    An output layer called a head ("the LM head", "the classification head") is no attention head.
 
     >>> clashes("the gradient flows through the layer norm's letter frequencies")
-    ["layer norm's letter frequencies"]
+    ("layer norm's letter frequencies",)
     >>> clashes("each head has its own query, key and value projection")
-    []
+    ()
     """
+    sentence = _OTHER_HEAD.sub(lambda m: m.group(0).replace(" ", "_"), sentence)
     out = []
-    for m in _OF.finditer(sentence):
-        owned, said = _kind_of(m), m.group(0)
-        if _KEY_OR_VALUE.fullmatch(m.group(next(g for g in _NAMES if m.group(g)))) and \
-                not re.search(r"\bquer(?:y|ies),? keys?,? and $", sentence[:m.start()]):
-            continue  # "the value of d_model", "the key of the argument"; not "query, key and value of the MLP"
-        if not _OTHER_HEAD.search(said) and not _owned_by(owned, kind(m.group("owner"))):
-            out.append(said)
-    for m in _POSSESSIVE.finditer(sentence):  # not "the residual stream's key advantage", "its value"
-        owned = next(m.group(g) for g in _NAMES if m.group(g))
-        if not _KEY_OR_VALUE.fullmatch(owned) and not _owned_by(_kind_of(m), kind(m.group("owner"))):
+    for m in _OF.finditer(sentence):  # "query, key and value of the MLP" names the key and value
+        listed = bool(re.search(r"\bquer(?:y|ies),? keys?,? and $", sentence[:m.start()]))
+        owned = next((_NAMES[g] for g in _NAMES if m.group(g)), None)
+        if _term(m, next(g for g in _NAMES if m.group(g)), key_or_value=listed) and \
+                not _owned_by(owned, kind(m.group("owner"))):
+            out.append(m.group(0))
+    for m in _POSSESSIVE.finditer(sentence):
+        if _term(m, next(g for g in _NAMES if m.group(g))) and not _owned_by(_kind_of(m), kind(m.group("owner"))):
             out.append(m.group(0))
     for m in _IS.finditer(sentence):
-        x, y = kind(m.group("x")), kind(m.group("y"))
-        if x and y and x != y and frozenset((x, y)) not in SAME and not _KEY_OR_VALUE.fullmatch(m.group("x")) and \
-                not _KEY_OR_VALUE.fullmatch(m.group("y")) and not re.search(r"\bwhat\b", sentence[:m.start("x")]) \
+        x, y = _term(m, "x"), _term(m, "y")
+        if x and y and x != y and frozenset((x, y)) not in SAME and not re.search(r"\bwhat\b", sentence[:m.start("x")]) \
                 and not _subjectless(sentence, m.start("x")) and \
                 not (y == "layer norm" and sentence.startswith(" of", m.end("y"))):
             out.append(_said(m))  # not "what makes a head a head is its own query, ...", "the stream is LN of x + f(x)"
     for m in _HAS.finditer(sentence):
-        if not _owned_by(kind(m.group("y")), kind(m.group("x"))):
+        if not _owned_by(_term(m, "y", key_or_value=True), _term(m, "x", key_or_value=True)):
             out.append(m.group(0))
     for m in _PROPERTY.finditer(sentence):
-        x = kind(m.group("x"))
-        if not _KEY_OR_VALUE.fullmatch(m.group("x")) and not _subjectless(sentence, m.start("x")) and \
+        x = _term(m, "x")
+        if not _subjectless(sentence, m.start("x")) and \
                 any(x in kinds and re.fullmatch(p, m.group("p")) for p, kinds in PROPERTIES.items()):
             out.append(_said(m))
     for m in _CONCATENATED.finditer(sentence):
         subject = "x" if m.group("x") else ""
-        if kind(m.group(subject or "y")) in NOT_CONCATENATED and not (subject and _subjectless(sentence, m.start("x"))):
+        if _term(m, subject or "y") in NOT_CONCATENATED and not (subject and _subjectless(sentence, m.start("x"))):
             out.append(m.group(0))
     for verb, pattern in _VERBS.items():
-        for m in pattern.finditer(sentence):
-            if kind(m.group("x")) in NOT_SUBJECT_OF[verb] and not _subjectless(sentence, m.start("x")):
-                out.append(m.group(0))
+        out += [m.group(0) for m in pattern.finditer(sentence)
+                if _term(m, "x") in NOT_SUBJECT_OF[verb] and not _subjectless(sentence, m.start("x"))]
     for m in _INSIDE.finditer(sentence):
-        x, y = kind(m.group("x")), kind(m.group("y"))
+        x, y = _term(m, "x"), _term(m, "y")
         if y != "residual" and y not in NO_INSIDE and not _owned_by(x, y):  # "the MLP sits inside a residual
             # connection" is the block
             out.append(m.group(0))
-    for m in _PLACE.finditer(sentence):
-        if kind(m.group("y")) in NO_PLACE:
-            out.append(m.group(0))
+    out += [m.group(0) for m in _PLACE.finditer(sentence) if _term(m, "y") in NO_PLACE
+            and not (m.group("where") in ("above", "below") and _term(m, "y") == "letter frequencies")]
     for function, pattern in _ARGUMENT.items():
-        out += [m.group(0) for m in pattern.finditer(sentence) if kind(m.group("y")) in NOT_ARGUMENT_OF[function]]
+        out += [m.group(0) for m in pattern.finditer(sentence) if _term(m, "y") in NOT_ARGUMENT_OF[function]]
     out += [m.group(0) for m in _NATS.finditer(sentence)
-            if kind(m.group("x")) not in (None, "loss", "letter frequencies", "gradient")]
+            if _term(m, "x") not in (None, "loss", "letter frequencies", "gradient")
+            and not _subjectless(sentence, m.start("x"))]
     return tuple(out)
 
 
 @lru_cache(maxsize=256)
-def word_salad(sentences: tuple[str, ...]) -> list[str]:
-    """The clashing relations of an answer's normalised prose sentences when there are at least
-    :data:`MIN_CLASHES` of them (a word salad, for a person to read), else ``[]``. The sentences are a tuple (cached:
-    every piece of evidence asks)."""
-    found = [c for s in sentences for c in clashes(s)]
-    return found if len(found) >= MIN_CLASHES else []
+def word_salad(sentences: tuple[str, ...]) -> tuple[str, ...]:
+    """The clashing relations of an answer's normalised prose sentences when at least :data:`MIN_CLASHES` of its
+    sentences hold one, or one holds more than :data:`MIN_CLASHES` (a word salad, for a person to read), else ``()``:
+    one odd sentence with two is a slip. Repeated sentences count once. The sentences are a tuple (cached: every
+    piece of evidence asks)."""
+    holding = [found for found in dict.fromkeys(clashes(s) for s in dict.fromkeys(sentences)) if found]
+    relations = tuple(dict.fromkeys(c for found in holding for c in found))
+    return relations if len(holding) >= MIN_CLASHES or len(relations) > MIN_CLASHES else ()
+
+
+@lru_cache(maxsize=256)
+def salad_as_written(displays: tuple[str, ...]) -> bool:
+    """:func:`word_salad` of an answer's sentences as the student wrote them (their shown text, normalised), not as
+    the concepts are matched in them (.pictures rewrites a picture's nouns: "each chef" is read as "each head")."""
+    return bool(word_salad(tuple(normalise(d) for d in displays)))
+
+
+@lru_cache(maxsize=4096)
+def clashes_as_written(display: str) -> tuple[str, ...]:
+    """:func:`clashes` of a sentence as the student wrote it (its shown text, normalised)."""
+    return clashes(normalise(display))
