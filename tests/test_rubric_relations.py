@@ -178,3 +178,12 @@ def test_a_picture_read_as_heads_is_no_salad_of_its_own():
                "BERT attends both ways; GPT uses a causal mask.")
     a = rubric.evaluate(R1, text)
     assert a.lines["heads_parallel"].earned and not [r for r in a.needs_review if "word salad" in r]
+
+
+def test_a_word_salad_in_terse_notes_is_read_too():
+    # notes with no verb are no prose sentences (.sentences), but their relations are the answer's all the same
+    bullets = ex1("- keys inside the gradient\n- W_O = 3.29 nats\n- attention = softmax(learning rate)\n- warm-up of "
+                  "the residuals",
+                  "- The MLP works on each token on its own.\n- Residual connections go around attention and the MLP.",
+                  "- BERT attends both ways.\n- GPT uses a causal mask.")
+    assert [r for r in rubric.evaluate(R1, bullets).needs_review if "word salad" in r]

@@ -177,7 +177,7 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
     text = " ".join(norms)
     if any(misused(text, s, e) for s, e in combo):
         return False
-    salad = salad_as_written(tuple(u.display for u in units_ if u.prose))  # as review reads it: not a picture's
+    salad = salad_as_written(tuple(u.display for u in units_))  # as review reads it: not a picture's
     # nouns read as the heads
     lo = 0
     for unit, norm in zip(scope, norms):  # a sentence holding a piece that binds a term to a foreign thing and mixes

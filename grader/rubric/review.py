@@ -291,7 +291,7 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
             own[f"nonsense?: {entangled:.0%} of what the answer says with the lesson's terms is said in sentences "
                 f"about other things, and {foreign[0]:.0%} of its content words are foreign to answers on this lesson "
                 f"({', '.join(foreign[1][:6])})"] = PENALTY["nonsense"]
-        elif salad := relations.word_salad(tuple(sentences)):
+        elif salad := relations.word_salad(tuple(u.norm for u in units_)):  # list items too: a salad in bullets
             shown = " ".join(u.display for u in units_)  # the student's own casing where the words are the same
             quoted = ", ".join(f'"{m.group(0) if (m := re.search(re.escape(c), shown, re.I)) else c}"'
                                for c in salad[:4])
