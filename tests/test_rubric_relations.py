@@ -36,6 +36,17 @@ R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
     ("The heads stay on the near side of the warm-up.", "near side of the warm-up"),
     ("The block computes MLP = softmax(residual connection).", "softmax(residual connection)"),
     ("Each head satisfies W_O = 3.29 nats.", "w_o = 3.29 nats"),
+    # a term swapped into one of the lesson's own claims (round r's swapped salads, 2026-12-07)
+    ("Without residuals, every head must carry the whole learning rate.", "carry the whole learning rate"),
+    ("The warm-up reaching the first blocks is tiny.", "warm-up reaching the first blocks"),
+    ("The causal mask is an uninterrupted path for the letter frequencies.",
+     "uninterrupted path for the letter frequencies"),
+    ("It raised the layer norm slowly over the first 4000 steps.", "raised the layer norm slowly"),
+    ("A layer runs several causal masks in parallel.", "runs several causal masks in parallel"),
+    ("A transformer is a stack of such learning rates.", "a stack of such learning rates"),
+    ("GPT uses a causal unigram loss.", "causal unigram loss"),
+    ("BERT's layer norm is bidirectional.", "bert's layer norm is bidirectional"),
+    ("So every head attends to all the learning rates.", "attends to all the learning rates"),
 ])
 def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     assert said in relations.clashes(normalise(sentence))
@@ -81,6 +92,12 @@ def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     "Pre-norm ends well below the unigram loss, and the no-residual loss = 3.29 nats.",
     "Attention is softmax(QK^T / sqrt(d_head)) V, and post-norm computes LN(x + f(x)).",
     "The scores are softmax(scores + mask) row by row.",
+    # the same claims said rightly
+    "Every block must carry the whole signal, and the gradient reaching the first blocks is tiny.",
+    "The residual stream is a clean path for the gradient; warm-up raises the learning rate linearly.",
+    "A layer runs several heads in parallel, and a transformer is a stack of such blocks.",
+    "GPT uses a causal mask, so each token attends only to earlier tokens; BERT's attention is bidirectional.",
+    "Both sub-layers are wrapped in a residual connection; after attention comes the MLP.",
     # a second review's correct sentences (2026-12-07)
     "The loss values stay near U, and both values plateau at 3.29.",
     "No-residual is 3.291 nats; the run without residual connections is 3.291 nats.",
