@@ -245,8 +245,9 @@ def kind(term: str) -> str | None:
     return _NAMES[m.lastgroup] if m else None
 
 
-def _kind_of(m: re.Match) -> str:
-    return next(_NAMES[g] for g in _NAMES if m.group(g))
+def _owned(m: re.Match) -> str:
+    """The group of an "of" or possessive match that holds the owned term (one of :data:`KINDS`' groups)."""
+    return next(g for g in _NAMES if m.group(g))
 
 
 def _said(m: re.Match) -> str:
@@ -288,12 +289,12 @@ def clashes(sentence: str) -> tuple[str, ...]:
     out = []
     for m in _OF.finditer(sentence):  # "query, key and value of the MLP" names the key and value
         listed = bool(re.search(r"\bquer(?:y|ies),? keys?,? and $", sentence[:m.start()]))
-        owned = next((_NAMES[g] for g in _NAMES if m.group(g)), None)
-        if _term(m, next(g for g in _NAMES if m.group(g)), key_or_value=listed) and \
-                not _owned_by(owned, kind(m.group("owner"))):
+        owned = _term(m, _owned(m), key_or_value=listed)
+        if owned and not _owned_by(owned, kind(m.group("owner"))):
             out.append(m.group(0))
     for m in _POSSESSIVE.finditer(sentence):
-        if _term(m, next(g for g in _NAMES if m.group(g))) and not _owned_by(_kind_of(m), kind(m.group("owner"))):
+        owned = _term(m, _owned(m))
+        if owned and not _owned_by(owned, kind(m.group("owner"))):
             out.append(m.group(0))
     for m in _IS.finditer(sentence):
         x, y = _term(m, "x"), _term(m, "y")
