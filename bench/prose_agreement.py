@@ -88,7 +88,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "heldout13_ex4": ROOT / "exercises/exercise4/rubric.toml",
            # a tenth, written on 2026-12-07 by a fifteenth writer beside round q (labels_q.toml, dev): 15 good answers
            # with one confident error each, one per named error of exercise 1, and 3 genuine controls; never tuned on
-           "heldout9": ROOT / "exercises/exercise1/rubric.toml"}
+           "heldout9": ROOT / "exercises/exercise1/rubric.toml",
+           # an eleventh, written on 2026-12-07 by a sixteenth writer beside round s (labels_s.toml, dev): the same kind
+           # as heldout9 (15 confident errors, 3 controls that say correct things near the errors' topics); never tuned on
+           "heldout10": ROOT / "exercises/exercise1/rubric.toml"}
 
 
 @dataclass
