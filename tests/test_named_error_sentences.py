@@ -21,11 +21,12 @@ bench = bench_module("named_errors")
 #: dev_redteam5 fell to 59), 51 of 54 errors.
 #: dev_redteam5 48 of 252 on 2026-12-07 (an origin "that came from the other tokens" is no mixing by the MLP; what BERT
 #: "would need" is no mask it has; GPT's causal version in the same sentence): 45; heldout_redteam3 57 and heldout_redteam6
-#: 78 after them.
+#: 78 after them. Round s's wordings and a red team against them (2026-12-07): dev_errors 174 of 216, dev_redteam5 43,
+#: heldout_redteam6 75 (code "x = mlp(ln2(x)) + x" is a residual), heldout_s1 50 and heldout_s2 53 errors (never tuned on).
 #: The red teams measure what the rules cannot read.
-LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (51, 46),
-          "dev_errors": (1, 156), "heldout_s1": (2, 46), "heldout_s2": (6, 46), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (86, 48)}
+LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
+          "dev_errors": (1, 170), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
+          "heldout_redteam6": (82, 49)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))
@@ -183,6 +184,34 @@ def test_errors_are_named_and_never_by_another_name(judged):
         "tokens before it."),
     (3, "In GPT, row 3 of the attention matrix is unmasked up to column 3."),
     (3, "During GPT's training the targets are the next tokens, so the inputs and targets overlap in both directions."),
+    # a red team's correct sentences against round s's wordings (2026-12-07): a count per head with no dividing, a
+    # stretch that is no head's, a range in a head's map; what every head really shares; the residual sum; W_O split
+    # into pieces and totalled; builders who leave the jobs to training; a narrow query made from the full x
+    (1, "The KV cache keeps a key and a value vector for up to 2048 tokens per head in each layer."),
+    (1, "The causal mask gives every token its own stretch of the sequence to look at: itself and everything before it."),
+    (1, "In the attention map of head 3, the tokens 5 to 9 all point strongly at the verb."),
+    (1, "In ring attention, each GPU holds its own block of the sequence and passes keys and values around."),
+    (1, "RoPE precomputes a sine table and a cosine table, and all the heads of every layer use these same two matrices "
+        "to rotate their queries and keys."),
+    (1, "PyTorch stores W_Q, W_K and W_V as one fused in_proj_weight, and all the heads read from these same weights, "
+        "each using a different 64-wide band of them."),
+    (1, "Mathematically, W_O can be applied to each head's output individually, head by head with its own 64 x 512 "
+        "piece, and the pieces totalled give the usual result."),
+    (1, "The designers set up each head with random weights, so the heads end up with different roles only through "
+        "training."),
+    (1, "Like a single head, each head uses all 512 features of x, but it squeezes them into a 64-number query."),
+    (2, "After the MLP adds its output, the updated vector replaces the input as what the next block reads."),
+    (2, "Inside the MLP, the expansion replaces the input with 3072 hidden features."),
+    (2, "In code the pre-norm block is x = x + attn(ln1(x)) followed by x = mlp(ln2(x)) + x."),
+    (2, "Without the skip connection, the MLP's output would replace its input."),
+    (2, "The MLP takes the vectors of the tokens and mixes them feature-wise, so every output feature of a token "
+        "depends on all 768 input features of that token."),
+    (2, "Before the MLP, each token gathers information from the other tokens."),
+    (2, "The residual stream runs through the stack; what is carried along it is the attention weights' product with "
+        "the values, summed into x, never the weights themselves."),
+    (3, "Both BERT and GPT need a causal mask only if they are asked to generate left to right, which BERT is not "
+        "trained for."),
+    (3, "BERT, like GPT, has a left-to-right numbering of positions, but its attention looks both ways."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -286,6 +315,35 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (3, "GPT generates good text because each token can look ahead at the words that come after it.",
      "gpt_bidirectional"),
     (3, "In GPT every token attends to the future tokens as well.", "gpt_bidirectional"),
+    # round s's dev answers (labels_s.toml) and dev_errors, 2026-12-07
+    (1, "The sequence is shared out as well: 128 tokens / 8 heads = 16 positions per head.", "heads_split_tokens"),
+    (1, "Head 0 does attention over tokens 0-15, head 1 over tokens 16-31, and so on.", "heads_split_tokens"),
+    (1, "Each head is one of the readers, and each head gets its own stretch of the sequence: head 1 attends over the "
+        "first block of tokens, head 2 over the next block.", "heads_split_tokens"),
+    (1, "It is like splitting a long contract into chapters and handing one chapter to each lawyer on the team.",
+     "heads_split_tokens"),
+    (1, "These projections map a token to the full d_model size, so every head works with all 512 dimensions of the "
+        "token, just like a single-head attention would.", "heads_full_width"),
+    (1, "The people who design the model set up each head for its job.", "heads_assigned_roles"),
+    (1, "Whoever designs the model decides up front which head does what, and training then just makes each head "
+        "better at the job it was given.", "heads_assigned_roles"),  # training that only polishes the given jobs
+    (1, "There is one W_Q, one W_K and one W_V, and all the heads of the layer use these same three matrices.",
+     "heads_share_qkv"),
+    (1, "That tidying is W_O: the output projection is applied to each head's output by itself.", "wo_before_concat"),
+    (1, "With d_model = 512, 8 heads need eight times the multiplications of one 512-wide head.", "heads_cost_more"),
+    (2, "The MLP takes the vectors of the tokens and mixes them, so every token receives information from the other "
+        "tokens.", "mlp_mixes_tokens"),
+    (2, "The MLP is not wrapped in this way; its output replaces its input and is passed on directly.",
+     "residual_only_attention"),
+    (2, "Attention has a residual connection around it. The MLP does not, so it overwrites the vector.",
+     "residual_only_attention"),
+    (2, "The residual stream is the path through the whole stack, and what travels along it is the attention "
+        "weights: each block adds its attention pattern to the stream.", "residual_carries_attention"),
+    (2, "Each feature is normalised using the mean and variance taken over all the positions of the sequence.",
+     "layer_norm_across_tokens"),
+    (3, "Both BERT and GPT employ a causal mask, so that each token attends only to itself and to the tokens "
+        "preceding it.", "bert_causal"),
+    (3, "In GPT, token 3 attends to all 10 tokens of the sequence, including tokens 4 to 10.", "gpt_bidirectional"),
 ])
 def test_the_errors_next_to_them_are_still_named(q, sentence, error):
     assert error in bench.named(q, sentence)[0]

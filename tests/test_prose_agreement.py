@@ -68,7 +68,9 @@ ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, 
 #: heldout8_ex4's confident errors left it the same day: exercise 4's named error "without residuals the gradients
 #: explode", added for five dev answers that say so, names one more of them (3 of 5; 4 of 5 after post-norm "the
 #: more stable of the two" was named; measured, never tuned on).
-KNOWN_MISSED = {("heldout3", "confident_error"), ("heldout4_ex4", "confident_error"),
+#: heldout3's confident errors left it on 2026-12-07: round s's wordings (labels_s.toml, dev) name one of its two (1 of
+#: 2; measured, never tuned on).
+KNOWN_MISSED = {("heldout4_ex4", "confident_error"),
                 ("heldout5_ex4", "nonsense"), ("heldout10", "confident_error")}
 
 
