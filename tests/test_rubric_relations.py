@@ -47,6 +47,13 @@ R4 = rubric.load(ROOT / "exercises" / "exercise4" / "rubric.toml")
     ("GPT uses a causal unigram loss.", "causal unigram loss"),
     ("BERT's layer norm is bidirectional.", "bert's layer norm is bidirectional"),
     ("So every head attends to all the learning rates.", "attends to all the learning rates"),
+    # round r's formulas and bullets (exercise 4, dev): a loss in nats on either side, terms that no formula adds or
+    # subtracts, what goes into a softmax, a property after "because"
+    ("With n_heads = 6 this gives 3.29 nats = W_O.", "3.29 nats = w_o"),
+    ("The gradient is gradient = residual stream − causal mask.", "residual stream - causal mask"),
+    ("Pre-norm computes x = learning rate + MLP(U).", "learning rate + mlp"),
+    ("Every block carries its own learning rate into the softmax.", "learning rate into the softmax"),
+    ("Post-norm fails at the high learning rate because W_O is bidirectional.", "w_o is bidirectional"),
 ])
 def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     assert said in relations.clashes(normalise(sentence))
@@ -107,6 +114,10 @@ def test_a_relation_the_model_does_not_have_is_a_clash(sentence, said):
     "The attention flows into the MLP, which holds key-value memories inside the MLP.",
     "The gradient flows through the residual stream; the loss is stuck at U without residuals.",
     "Without residuals the loss stays at U, the entropy of the letter frequencies.",
+    "The update is the learning rate * gradient, and 3.29 nats = the unigram loss.",
+    "The scores + causal mask go into the softmax; the gradient flows back into the softmax.",
+    "x + mlp(ln(x)) is the residual + MLP output, with the learning rate + warm-up schedule.",
+    "It works because attention is bidirectional in BERT, since the MLP is pre-norm in GPT-2.",
 ])
 def test_the_same_constructions_said_rightly_are_no_clash(sentence):
     assert relations.clashes(normalise(sentence)) == ()
@@ -156,7 +167,8 @@ def test_one_odd_relation_is_a_slip_not_a_salad():
 
 
 @pytest.mark.parametrize("exercise, name", [("exercise4", "o_salad_postnorm"), ("exercise4", "o_salad_unigram_warmup"),
-                                            ("exercise1", "o_salad_residual_bidirectional")])
+                                            ("exercise1", "o_salad_residual_bidirectional"),
+                                            ("exercise4", "r_salad_formulas"), ("exercise4", "r_salad_bullets")])
 def test_the_dev_word_salads_that_passed_every_other_measure_are_flagged(exercise, name):
     text = (ROOT / "tests" / "prose" / exercise / name / "answer.md").read_text(encoding="utf-8")
     assert _salad(text, R4 if exercise == "exercise4" else R1)
