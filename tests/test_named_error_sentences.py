@@ -21,8 +21,8 @@ bench = bench_module("named_errors")
 #: dev_redteam5 fell to 59), 51 of 54 errors.
 #: dev_redteam5 48 of 252 on 2026-12-07 (an origin "that came from the other tokens" is no mixing by the MLP; what BERT
 #: "would need" is no mask it has; GPT's causal version in the same sentence): 45; heldout_redteam3 57 and heldout_redteam6
-#: 78 after them. Round s's wordings and a red team against them (2026-12-07): dev_errors 174 of 216, dev_redteam5 43,
-#: heldout_redteam6 75 (code "x = mlp(ln2(x)) + x" is a residual), heldout_s1 50 and heldout_s2 53 errors (never tuned on).
+#: 78 after them. Round s's wordings and a red team against them (2026-12-07): dev_errors 174 of 216, dev_redteam5 44,
+#: heldout_redteam6 74 (code "x = mlp(ln2(x)) + x" is a residual), heldout_s1 50 and heldout_s2 54 errors (never tuned on).
 #: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 170), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
