@@ -91,7 +91,11 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "heldout9": ROOT / "exercises/exercise1/rubric.toml",
            # an eleventh, written on 2026-12-07 by a sixteenth writer beside round s (labels_s.toml, dev): the same kind
            # as heldout9 (15 confident errors, 3 controls that say correct things near the errors' topics); never tuned on
-           "heldout10": ROOT / "exercises/exercise1/rubric.toml"}
+           "heldout10": ROOT / "exercises/exercise1/rubric.toml",
+           # a twelfth, written on 2026-12-07 by a seventeenth writer who reported folder names only: 15 confident
+           # errors and 5 varied genuine controls, to measure the `near` sections of the width, the MLP's weights per
+           # position and W_O on each head (written before it arrived, kept out of the rubric until measured on it)
+           "heldout11": ROOT / "exercises/exercise1/rubric.toml"}
 
 
 @dataclass

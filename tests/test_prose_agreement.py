@@ -41,22 +41,25 @@ labellers = bench_module("labeller_agreement")
 #: labels of 8-10 only) at arrival (graded at d82917b), its errors named on 6 of 15 (the dev twin: 11 of 15); heldout10 (a
 #: sixteenth writer, 2026-12-07, beside round s of the dev split: the same kind as heldout9; never tuned on) measured 89 %
 #: of 18 within 1 (Spearman 0.55, QWK 0.78) at arrival (graded at b571224), its errors named on 5 of 15 and 6 of 15 at
-#: most 3/10 or flagged.
+#: most 3/10 or flagged; heldout11 (a seventeenth writer, 2026-12-07, who reported folder names only: 15 confident
+#: errors and 5 varied genuine controls; never tuned on) measured 90 % of 20 within 1 (Spearman 0.65, QWK 0.63) at
+#: arrival (graded at 09bec7b), its errors named on 7 of 15.
 WITHIN_1 = {"exercise1": 0.86, "exercise4": 0.80, "heldout1": 0.70, "heldout2": 0.85, "heldout3": 0.40,
             "heldout3_ex4": 0.60, "heldout4": 0.90, "heldout4_ex4": 0.70, "heldout5": 0.90, "heldout5_ex4": 0.60,
             "heldout6_ex4": 0.60, "heldout7_ex4": 0.30,
             "heldout8_ex4": 0.75, "heldout9_ex4": 0.65, "heldout10_ex4": 0.65, "heldout6": 0.80,
             "heldout11_ex4": 0.75, "heldout7": 0.80, "heldout12_ex4": 0.75, "heldout8": 0.75, "heldout13_ex4": 0.65,
-            "heldout9": 0.90, "heldout10": 0.85}
+            "heldout9": 0.90, "heldout10": 0.85, "heldout11": 0.85}
 #: Floors on Spearman and QWK: 0.8 unless a set measured lower (heldout7_ex4: 0.70 and 0.57; heldout8: QWK 0.67 on 4).
-CORRELATION = {"heldout7_ex4": (0.65, 0.5), "heldout8": (0.8, 0.6), "heldout9": (0.6, 0.6), "heldout10": (0.5, 0.75)}
+CORRELATION = {"heldout7_ex4": (0.65, 0.5), "heldout8": (0.8, 0.6), "heldout9": (0.6, 0.6), "heldout10": (0.5, 0.75),
+               "heldout11": (0.6, 0.6)}
 ADVERSARIAL_MAX = 3.0
 #: Share of each set's adversarial answers that must be at most 3/10 or flagged (measured 0.89-0.98; the issue asks for all: see
 #: the README of exercise 1 for the kinds still missed).
 ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, "heldout4_ex4": 0.75, "heldout5": 0.25,
                       "heldout5_ex4": 0.5, "heldout6_ex4": 0.6, "heldout7_ex4": 0.6,
                       "heldout8_ex4": 0.4, "heldout9_ex4": 0.8, "heldout10_ex4": 0.75, "heldout9": 0.5,
-                      "heldout10": 0.4}
+                      "heldout10": 0.4, "heldout11": 0.45}
 # measured there: 10 of 12, 5 of 5, 9 of 12, 3 of 4, 5 of 10, 2 of 4, 4 of 5, 4 of 5, 4 of 5, 5 of 5, 4 of 4 (heldout5 3 of
 # 10, heldout6_ex4 3 of 5 and heldout8_ex4 2 of 5 at the start of 2026-12-06's fourth session; never tuned on)
 #: Adversarial kinds of a set of which fewer than half are caught (measured; the README says which): each is an
@@ -71,7 +74,8 @@ ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, 
 #: heldout3's confident errors left it on 2026-12-07: round s's wordings (labels_s.toml, dev) name one of its two (1 of
 #: 2; measured, never tuned on).
 KNOWN_MISSED = {("heldout4_ex4", "confident_error"),
-                ("heldout5_ex4", "nonsense"), ("heldout10", "confident_error")}
+                ("heldout5_ex4", "nonsense"), ("heldout10", "confident_error"),
+                ("heldout11", "confident_error")}
 
 
 @pytest.fixture(scope="module", params=sorted(agreement.RUBRICS))
@@ -88,7 +92,7 @@ def test_labelled_set_is_large_enough_and_split(graded):
                             "heldout6_ex4": 15, "heldout7_ex4": 15,
                             "heldout8_ex4": 15, "heldout9_ex4": 15, "heldout10_ex4": 15, "heldout6": 6,
                             "heldout11_ex4": 4, "heldout7": 6, "heldout12_ex4": 4, "heldout8": 4,
-                            "heldout13_ex4": 3, "heldout9": 3, "heldout10": 3}[exercise]
+                            "heldout13_ex4": 3, "heldout9": 3, "heldout10": 3, "heldout11": 5}[exercise]
     if exercise.startswith("heldout"):
         assert len(test) == len(rows)  # all of it is a test set
     else:
