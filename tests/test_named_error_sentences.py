@@ -25,7 +25,7 @@ bench = bench_module("named_errors")
 #: heldout_redteam6 74 (code "x = mlp(ln2(x)) + x" is a residual), heldout_s1 50 and heldout_s2 54 errors (never tuned on).
 #: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
-          "dev_errors": (1, 170), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
+          "dev_errors": (1, 172), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (82, 49)}
 
 
@@ -212,6 +212,8 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "Both BERT and GPT need a causal mask only if they are asked to generate left to right, which BERT is not "
         "trained for."),
     (3, "BERT, like GPT, has a left-to-right numbering of positions, but its attention looks both ways."),
+    (3, "BERT is a masked language model: it sees the tokens on both sides."),
+    (1, "Nobody tells the heads what to look for; the developers only pick the number of heads."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -344,6 +346,11 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (3, "Both BERT and GPT employ a causal mask, so that each token attends only to itself and to the tokens "
         "preceding it.", "bert_causal"),
     (3, "In GPT, token 3 attends to all 10 tokens of the sequence, including tokens 4 to 10.", "gpt_bidirectional"),
+    # a subject the pattern spells is the claim's own, not someone else's; a masked language model is BERT, no rival
+    (1, "With 8 heads, the developers pick 8 different features, one per head, for the heads to detect.",
+     "heads_assigned_roles"),
+    (3, "BERT's masked language model works by hiding the future tokens, so each token can only attend to the words "
+        "before it.", "bert_causal"),
 ])
 def test_the_errors_next_to_them_are_still_named(q, sentence, error):
     assert error in bench.named(q, sentence)[0]
