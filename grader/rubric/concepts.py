@@ -214,13 +214,27 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
     near = [v for v in units_ if v.block == scope[0].block] + units_[before:after + 1]
     # a keyword-list item is a fragment: its list (capped anyway) vouches for it; a sentence whose actors are
     # foreign ("nobody assigns the cooks their jobs") is about something else, whatever its paragraph
-    if any(_agents(n) for n in norms):
+    pieces = {k: [(s - lo, e - lo) for s, e in combo if lo <= s < lo + len(n)]
+              for k, (n, lo) in enumerate(zip(norms, starts))}
+    if any(_agents(_after_likeness(n, pieces[k])) for k, n in enumerate(norms)):
         return False
     if first and PRONOUN.match(norms[0]) and units_[first - 1].block == scope[0].block \
             and _agents(units_[first - 1].norm):  # "they" are the cooks of the sentence before
         return False
     return (some or scope[0].list_item) and any(v.section == scope[0].section and v not in scope and topical(v.norm) == "domain"
                         for v in near)
+
+
+#: A leading likeness: "like a team leader telling one reader to check the dates, ..." (the picture, then the model).
+_LIKENESS = re.compile(r"(?:just |much |a bit )?(?:like|as with|similar to)\b[^,;:]{3,160},\s+")
+
+
+def _after_likeness(norm: str, pieces: list[tuple[int, int]]) -> str:
+    """The sentence after a leading likeness when every matched piece lies after it ("like a team leader telling one
+    reader to check the dates, the engineers give each head its task": the picture's actors are the likeness's, the
+    claim is the main clause's), else the sentence."""
+    m = _LIKENESS.match(norm)
+    return norm[m.end():] if m and pieces and all(s >= m.end() for s, _ in pieces) else norm
 
 
 def _agents(norm: str) -> list[str]:
