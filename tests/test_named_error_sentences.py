@@ -25,7 +25,7 @@ bench = bench_module("named_errors")
 #: heldout_redteam6 74 (code "x = mlp(ln2(x)) + x" is a residual), heldout_s1 50 and heldout_s2 54 errors (never tuned on).
 #: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
-          "dev_errors": (1, 173), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
+          "dev_errors": (1, 174), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (82, 49)}
 
 
@@ -217,6 +217,8 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "Like a manager handing out checklists to the signatures team, nobody gives the heads their tasks: they "
         "learn them."),
     (2, "Like a relay team passing on a baton, the blocks hand their output to the next block."),
+    (2, "Layer norm rescales each token's features with statistics of that token alone, never from the whole sequence."),
+    (2, "Layer norm takes each token's mean and variance over its features, not statistics from the whole sequence."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -354,6 +356,8 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
      "heads_assigned_roles"),
     (3, "BERT's masked language model works by hiding the future tokens, so each token can only attend to the words "
         "before it.", "bert_causal"),
+    (2, "Layer norm lets tokens influence each other a little, because each token's features are rescaled using "
+        "statistics from the whole sequence.", "layer_norm_across_tokens"),  # "each token's" said with the sequence
     # a leading likeness is the picture's; the claim after it is the student's
     (1, "Like a team leader telling one reader to check the dates and another to check the signatures, the engineers "
         "give each head its task.", "heads_assigned_roles"),
