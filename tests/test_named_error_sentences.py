@@ -25,7 +25,7 @@ bench = bench_module("named_errors")
 #: heldout_redteam6 74 (code "x = mlp(ln2(x)) + x" is a residual), heldout_s1 50 and heldout_s2 54 errors (never tuned on).
 #: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
-          "dev_errors": (1, 174), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
+          "dev_errors": (1, 176), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (82, 49)}
 
 
@@ -219,6 +219,11 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (2, "Like a relay team passing on a baton, the blocks hand their output to the next block."),
     (2, "Layer norm rescales each token's features with statistics of that token alone, never from the whole sequence."),
     (2, "Layer norm takes each token's mean and variance over its features, not statistics from the whole sequence."),
+    (2, "A block has only two sub-layers, attention and the MLP, and nothing else."),
+    (2, "A block has attention and an MLP and nothing else that learns from other tokens."),
+    (2, "Around the attention and around the MLP there is a residual connection, so the block is only changing a "
+        "little the vector of the token."),
+    (2, "The block is just attention plus an MLP, each wrapped in a residual connection and a layer norm, nothing else."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -358,6 +363,10 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
         "before it.", "bert_causal"),
     (2, "Layer norm lets tokens influence each other a little, because each token's features are rescaled using "
         "statistics from the whole sequence.", "layer_norm_across_tokens"),  # "each token's" said with the sequence
+    # the block's parts listed as all there is, with no norm among them
+    (2, "The block is just attention plus MLP plus the skip connections, nothing else.", "no_layer_norm"),
+    (2, "The full list of parts in a transformer block is: multi-head attention, a feed-forward network, and two "
+        "residual connections.", "no_layer_norm"),
     # a leading likeness is the picture's; the claim after it is the student's
     (1, "Like a team leader telling one reader to check the dates and another to check the signatures, the engineers "
         "give each head its task.", "heads_assigned_roles"),
