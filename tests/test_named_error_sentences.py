@@ -25,7 +25,7 @@ bench = bench_module("named_errors")
 #: heldout_redteam6 74 (code "x = mlp(ln2(x)) + x" is a residual), heldout_s1 50 and heldout_s2 54 errors (never tuned on).
 #: The red teams measure what the rules cannot read.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
-          "dev_errors": (1, 176), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
+          "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (82, 49)}
 
 
@@ -224,6 +224,10 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (2, "Around the attention and around the MLP there is a residual connection, so the block is only changing a "
         "little the vector of the token."),
     (2, "The block is just attention plus an MLP, each wrapped in a residual connection and a layer norm, nothing else."),
+    ("ex4", "Post-norm is the stable placement when the learning rate is small and warmed up."),
+    ("ex4", "Compared with post-norm, pre-norm is more stable at the high learning rate."),
+    ("ex4", "Pre-norm does not need a lower learning rate than post-norm; it is post-norm that needs warm-up."),
+    ("ex4", "Pre-norm keeps a clean path; compared with post-norm, it holds up better."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -367,6 +371,11 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (2, "The block is just attention plus MLP plus the skip connections, nothing else.", "no_layer_norm"),
     (2, "The full list of parts in a transformer block is: multi-head attention, a feed-forward network, and two "
         "residual connections.", "no_layer_norm"),
+    # post-norm the stabler one at a high learning rate, in exercise 4's explanation
+    ("ex4", "Post-norm normalises the residual stream itself, which makes it the stable placement when the learning "
+            "rate is large.", "postnorm_more_stable"),
+    ("ex4", "If you crank up the learning rate, go with post-norm, it holds up better.", "postnorm_more_stable"),
+    ("ex4", "Pre-norm needs a lower learning rate than post-norm to train without diverging.", "postnorm_more_stable"),
     # a leading likeness is the picture's; the claim after it is the student's
     (1, "Like a team leader telling one reader to check the dates and another to check the signatures, the engineers "
         "give each head its task.", "heads_assigned_roles"),
