@@ -214,6 +214,7 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (3, "BERT, like GPT, has a left-to-right numbering of positions, but its attention looks both ways."),
     (3, "BERT is a masked language model: it sees the tokens on both sides."),
     (1, "Nobody tells the heads what to look for; the developers only pick the number of heads."),
+    (1, "The developers tell every head how to compute its scores, and how many dimensions it has."),
     (1, "Like a manager handing out checklists to the signatures team, nobody gives the heads their tasks: they "
         "learn them."),
     (2, "Like a relay team passing on a baton, the blocks hand their output to the next block."),
@@ -360,9 +361,7 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (3, "Both BERT and GPT employ a causal mask, so that each token attends only to itself and to the tokens "
         "preceding it.", "bert_causal"),
     (3, "In GPT, token 3 attends to all 10 tokens of the sequence, including tokens 4 to 10.", "gpt_bidirectional"),
-    # a subject the pattern spells is the claim's own, not someone else's; a masked language model is BERT, no rival
-    (1, "With 8 heads, the developers pick 8 different features, one per head, for the heads to detect.",
-     "heads_assigned_roles"),
+    # a masked language model is BERT, no rival
     (3, "BERT's masked language model works by hiding the future tokens, so each token can only attend to the words "
         "before it.", "bert_causal"),
     (2, "Layer norm lets tokens influence each other a little, because each token's features are rescaled using "

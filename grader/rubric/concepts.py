@@ -94,16 +94,14 @@ _BOUND = re.compile(r"\b(?:below|beyond|past|under|above|over|more than|better t
 
 
 def _owner(ev: Evidence, text: str, combo) -> callable:
-    """Which negation and foreign-subject cues belong to the evidence: those its patterns spell (and, with
-    ``negatable = false``, any negation inside a piece's own matched text, where the pattern asked for it, or one
-    that states a bound before a piece: "does not learn *more than* letter frequencies"; not a negation between the
-    pieces otherwise). A subject the pattern spells is the claim's own: "the developers pick 8 features for the
-    heads" is an error about who sets the heads' jobs, not a sentence about someone else."""
+    """Which negation cues belong to the evidence: those its patterns spell (and, with ``negatable = false``,
+    any inside a piece's own matched text, where the pattern asked for it, or one that states a bound before a
+    piece: "does not learn *more than* letter frequencies"; not a negation between the pieces otherwise)."""
 
     def owned(cue: Cue) -> bool:
-        if cue.stance not in ("negated", "foreign"):
+        if cue.stance != "negated":
             return False
-        if cue.stance == "negated" and not ev.negatable and any(s <= cue.start and cue.end <= e or  # inside a piece, or a bound before one
+        if not ev.negatable and any(s <= cue.start and cue.end <= e or  # inside a piece, or a bound before one
                                     (cue.end <= s and cue.covers(s, e) and _BOUND.search(text, cue.end, s))
                                     for s, e in combo):
             return True
