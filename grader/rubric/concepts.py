@@ -196,9 +196,8 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
         # unless the neighbour after it bridges from the picture to the model ("... the chief writes one report. In
         # the model that is the concatenation ...": the picture's sentence is the analogy the bridge explains)
         cut = len(norms[0]) + 1
-        for k, (lo, hi) in enumerate(((0, cut - 1), (cut, len(text)))):
-            local = [(s - lo, e - lo) for s, e in combo if lo <= s < hi]
-            if local and _agents(norms[k]) and not anchored(norms[k], local)[0] and not (k == 0 and bridges(norms[1])):
+        for k, n in enumerate(norms):
+            if local[n] and _agents(n) and not anchored(n, local[n])[0] and not (k == 0 and bridges(norms[1])):
                 return False
     beyond, some = anchored(text, list(combo))
     if beyond or any(topical(n) == "analogy" and mapped(n) for n in norms):
@@ -212,9 +211,7 @@ def _in_domain(scope: tuple[Unit, ...], norms: tuple[str, ...], combo, units_: l
     near = [v for v in units_ if v.block == scope[0].block] + units_[before:after + 1]
     # a keyword-list item is a fragment: its list (capped anyway) vouches for it; a sentence whose actors are
     # foreign ("nobody assigns the cooks their jobs") is about something else, whatever its paragraph
-    pieces = {k: [(s - lo, e - lo) for s, e in combo if lo <= s < lo + len(n)]
-              for k, (n, lo) in enumerate(zip(norms, starts))}
-    if any(_agents(_after_likeness(n, pieces[k])) for k, n in enumerate(norms)):
+    if any(_agents(_after_likeness(n, local[n])) for n in norms):
         return False
     if first and PRONOUN.match(norms[0]) and units_[first - 1].block == scope[0].block \
             and _agents(units_[first - 1].norm):  # "they" are the cooks of the sentence before

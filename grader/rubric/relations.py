@@ -230,7 +230,9 @@ _END = (r"(?=\s*(?:[,.;:!?)]|$)|\s(?:of|and|or|in|on|at|that|which|who|with|to|f
         r"were|does|do|can|will|would|itself|themselves)\b)")
 #: ... and is not one of a list ("its own query, key and value projections").
 _NOT_LISTED = rf"(?!,? (?:{_TERM})\b| and (?:{_TERM})\b)"
-_START = r"(?:^|[,;:] |\b(?:the|its|their|a|an|each|every|so|and|because|since|while|whereas|but) |\b[a-z0-9_-]+'s )"
+#: Words that open a clause, after which a relation's subject may stand ("because W_O is bidirectional").
+_CONJUNCTION = r"and|so|because|since|while|whereas|but"
+_START = rf"(?:^|[,;:] |\b(?:the|its|their|a|an|each|every|{_CONJUNCTION}) |\b[a-z0-9_-]+'s )"
 _OF = re.compile(rf"\b(?:{_KIND})\s+of\s+{_DET}(?P<owner>{_TERM})\b(?!'s|'|-){_END}")
 _POSSESSIVE = re.compile(rf"\b(?P<owner>{_TERM})(?:'s|s')\s+{_MOD}?(?:{_KIND})\b(?!'s| of\b)")
 _IS = re.compile(rf"{_START}{_MOD}{{0,1}}?(?P<x>{_TERM})\s+(?:is|are|=|becomes?|acts as|serves as)\s+(?:just |simply "
@@ -286,7 +288,7 @@ def _owned(m: re.Match) -> str:
 
 def _said(m: re.Match) -> str:
     """The words of a relation, without the conjunction or punctuation it was found after."""
-    return re.sub(r"^(?:[,;:]\s*|(?:and|so|because|since|while|whereas|but) )+", "", m.group(0))
+    return re.sub(rf"^(?:[,;:]\s*|(?:{_CONJUNCTION}) )+", "", m.group(0))
 
 
 def _subjectless(sentence: str, start: int) -> bool:
