@@ -68,6 +68,7 @@ JUDGE_ONLY = {
     "exercise1": (
         "rubric.toml",         # the rubric's patterns: the bundle has the README's prose and the form checks
         "copy_sources",        # the texts a copy would come from (the lesson's sample answer)
+        "error_model.json",    # the learned model that routes sentences like known mistakes (its weights say which)
     ),
     "exercise2": (
         "tests/reference.py",  # torch's counts, hidden constants too: public checks use stored_counts.toml
@@ -82,6 +83,7 @@ JUDGE_ONLY = {
         "calibration",         # the measurements themselves (JSON)
         "rubric.toml",         # the explanation's rubric (patterns): public checks see its form only
         "copy_sources",        # the texts a copy would come from (the lesson's sample explanation)
+        "error_model.json",    # a learned model of its known mistakes, when one is trained (bench/train_error_model.py)
     ),
 }
 

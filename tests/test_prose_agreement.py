@@ -56,10 +56,10 @@ CORRELATION = {"heldout7_ex4": (0.65, 0.5), "heldout8": (0.8, 0.6), "heldout9": 
 ADVERSARIAL_MAX = 3.0
 #: Share of each set's adversarial answers that must be at most 3/10 or flagged (measured 0.89-0.98; the issue asks for all: see
 #: the README of exercise 1 for the kinds still missed).
-ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, "heldout4_ex4": 0.75, "heldout5": 0.25,
+ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, "heldout4_ex4": 0.75, "heldout5": 0.7,
                       "heldout5_ex4": 0.5, "heldout6_ex4": 0.6, "heldout7_ex4": 0.6,
-                      "heldout8_ex4": 0.4, "heldout9_ex4": 0.8, "heldout10_ex4": 0.75, "heldout9": 0.5,
-                      "heldout10": 0.4, "heldout11": 0.45}
+                      "heldout8_ex4": 0.4, "heldout9_ex4": 0.8, "heldout10_ex4": 0.75, "heldout9": 0.8,
+                      "heldout10": 0.6, "heldout11": 0.65}
 # measured there: 10 of 12, 5 of 5, 9 of 12, 3 of 4, 5 of 10, 2 of 4, 4 of 5, 4 of 5, 4 of 5, 5 of 5, 4 of 4 (heldout5 3 of
 # 10, heldout6_ex4 3 of 5 and heldout8_ex4 2 of 5 at the start of 2026-12-06's fourth session; never tuned on)
 #: Adversarial kinds of a set of which fewer than half are caught (measured; the README says which): each is an
@@ -73,9 +73,12 @@ ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, 
 #: more stable of the two" was named; measured, never tuned on).
 #: heldout3's confident errors left it on 2026-12-07: round s's wordings (labels_s.toml, dev) name one of its two (1 of
 #: 2; measured, never tuned on).
+#: heldout10's and heldout11's confident errors left it on 2026-12-07 with exercise 1's learned error model
+#: (grader/rubric/error_model.py, trained on dev sentences only, its threshold chosen on dev folds): it sends a sentence
+#: that sounds like a known mistake to a person (heldout9 9 -> 12, heldout10 7 -> 9, heldout11 7 -> 10 of 15, heldout5
+#: 2 -> 3 of 4, heldout3 1 -> 2 of 2; measured once, never tuned on).
 KNOWN_MISSED = {("heldout4_ex4", "confident_error"),
-                ("heldout5_ex4", "nonsense"), ("heldout10", "confident_error"),
-                ("heldout11", "confident_error")}
+                ("heldout5_ex4", "nonsense")}
 
 
 @pytest.fixture(scope="module", params=sorted(agreement.RUBRICS))

@@ -127,6 +127,9 @@ def test_judge_only_files_stay_with_the_judge(bundle):
             if (ROOT / "exercises" / name / rel).exists():
                 assert not (bundle / "exercises" / name / rel).exists(), f"exercises/{name}/{rel} is in the bundle"
     assert "rubric.toml" in release.JUDGE_ONLY["exercise1"] and "rubric.toml" in release.JUDGE_ONLY["exercise4"]
+    # the learned error model's weights would say which words sound like a known mistake
+    assert "error_model.json" in release.JUDGE_ONLY["exercise1"]
+    assert (ROOT / "exercises/exercise1/error_model.json").is_file()
 
 
 def _grade_text(bundle, exercise: str) -> str:

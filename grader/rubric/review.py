@@ -37,7 +37,9 @@ keywords           0.5      mostly keywords (capped)
 partly copied      0.4      a share of the answer is found in a copy source, below "copied"
 unsure             0.4      a sentence speaks of what a misconception is about (its ``near`` patterns: "the
                             FFN ... the positions ... blended") and neither the error nor the line it opposes
-                            was found in it (:func:`unread_near`): an error in words no evidence knows
+                            was found in it (:func:`unread_near`): an error in words no evidence knows; or
+                            the exercise's learned error model (.error_model) finds a sentence the rubric did
+                            not read likely to state a known mistake (:func:`model_routed`; nothing is named)
 other              0.5      any other reason a step gives (matched by its first words, see :func:`penalty_of`)
 =================  =======  ================================================================================
 
@@ -57,7 +59,7 @@ from .reported import reported
 from .spec import Rubric
 from .sentences import Unit
 from .structure import AnswerSpec, foreign_paragraphs, load_spec
-from . import cues, genre, mixing, relations, topic, worlds
+from . import cues, error_model, genre, mixing, relations, topic, worlds
 
 PENALTY = {"copied": 0.8, "other language": 0.7, "off-topic": 0.6, "nonsense": 0.6, "contradiction": 0.5, "error named": 0.5,
            "reported": 0.5, "borderline": 0.5, "keywords": 0.5, "partly copied": 0.4, "unsure": 0.4, "other": 0.5}
@@ -211,6 +213,29 @@ def unread_near(rubric: Rubric, units_: list[Unit], a) -> dict:
     return out
 
 
+#: At most this many sentences of one answer are quoted by the error model's reason (the likeliest first).
+MODEL_QUOTES = 2
+
+
+def model_routed(rubric: Rubric, units_: list[Unit], a) -> list[tuple[str, float]]:
+    """The sentences the exercise's error model (:mod:`.error_model`, none when the rubric has no model file) sends
+    to a person, with their probability, likeliest first, at most :data:`MODEL_QUOTES`: prose of the student's own
+    (not a quotation) that is neither the quote of an error the rubric names nor of a line it earns (the rubric read
+    it, as the error or as a right statement)."""
+    model = error_model.for_rubric(rubric.path)
+    if model is None:
+        return []
+    read = {r.quote for r in a.misconceptions.values() if r.found}
+    read |= {q for r in a.lines.values() if r.earned for q in r.quotes}
+    out = []
+    for u in units_:
+        if u.prose and not u.quoted and not any(u.display in q for q in read):
+            p = model.probability(u.display)
+            if p > model.threshold:
+                out.append((u.display, p))
+    return sorted(out, key=lambda x: -x[1])[:MODEL_QUOTES]
+
+
 def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Unit] | None = None
           ) -> tuple[float, list[str]]:
     """The reasons this step adds for assessment ``a`` (an :class:`~.judge.Assessment` with lines,
@@ -239,6 +264,10 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
     for m, quote in unread_near(rubric, matched or units_, a).items():
         own[f"unsure: a sentence speaks of whether {m.statement}, in words the rubric reads neither as that error "
             f"nor as its right version: \"{quote}\""] = PENALTY["unsure"]
+    for quote, p in model_routed(rubric, units_, a):
+        own[f"unsure: a sentence reads like one of the lesson's known mistakes, in words the rubric does not read as "
+            f"one (a learned model's guess, {p:.0%}; no error is named and no point taken): \"{quote}\""] = \
+            PENALTY["unsure"]
     said = [u for u, r in zip(units_, reported(units_)) if r]
     n_words = sum(len(u.norm.split()) for u in units_)
     lost = [k for k, r in a.lines.items() if r.reported_only]  # points said only in those words

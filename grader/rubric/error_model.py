@@ -1,0 +1,134 @@
+"""Part of step 6, judge: a small learned model that reads one sentence and says how likely it states one of the
+exercise's known mistakes, in words the rubric's evidence may not know.
+
+It only routes: a sentence above the model's threshold sends the answer to a person with the sentence quoted
+(:mod:`.review`, reason "unsure"). It never names a mistake and never takes a point, because a wrong diagnosis is
+worse than none: the model reads words, not meaning, and is wrong on some sentences that merely sound like an error.
+
+The model is a logistic regression over TF-IDF weights of word 1-3-grams and character 3-5-grams within words
+(term frequency 1 + ln(count), idf = ln((1 + n) / (1 + df)) + 1 as scikit-learn's smooth idf; the two blocks
+L2-normalised separately and joined, as a ``FeatureUnion`` of two ``TfidfVectorizer(sublinear_tf=True)`` does).
+``bench/train_error_model.py`` fits it on the development sentences (``tests/prose/sentences/dev_*.toml`` and the
+development split's genuine answers) and writes it next to the rubric as ``error_model.json``, with the threshold
+it chose on held-apart folds of the development data. The file stays with the judge (grader/release.py).
+
+Inference is plain Python over the stored weights: deterministic, no scikit-learn at grading time.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+#: The model's file name, next to ``rubric.toml``.
+FILE_NAME = "error_model.json"
+#: The format this code reads (``"format"`` in the file).
+FORMAT = 1
+_WORD = re.compile(r"[a-z0-9_]+")
+WORD_NGRAMS = (1, 2, 3)
+CHAR_NGRAMS = (3, 4, 5)
+
+
+class ErrorModelError(ValueError):
+    """The model file cannot be read or is not in the format this code reads."""
+
+
+def _text(sentence: str) -> str:
+    return unicodedata.normalize("NFKC", sentence).lower().replace("\u2019", "'")
+
+
+def features(sentence: str) -> tuple[Counter, Counter]:
+    """The counts of one sentence's word n-grams (``WORD_NGRAMS``, over ``[a-z0-9_]+`` tokens, joined by a space)
+    and character n-grams (``CHAR_NGRAMS``, inside each whitespace-separated word padded by one space each side)."""
+    text = _text(sentence)
+    tokens = _WORD.findall(text)
+    words: Counter = Counter()
+    for n in WORD_NGRAMS:
+        for i in range(len(tokens) - n + 1):
+            words[" ".join(tokens[i:i + n])] += 1
+    chars: Counter = Counter()
+    for token in text.split():
+        padded = f" {token} "
+        for n in CHAR_NGRAMS:
+            for i in range(len(padded) - n + 1):
+                chars[padded[i:i + n]] += 1
+    return words, chars
+
+
+@dataclass(frozen=True)
+class ErrorModel:
+    """A fitted model: per block, feature -> (idf, coefficient); the intercept; the routing threshold.
+
+    ``threshold`` is a probability in (0, 1): a sentence whose :meth:`probability` exceeds it is routed.
+    ``trained_on`` records what it was fitted on (files and their SHA-256, counts), for ``bench`` and the tests;
+    ``probes`` are training sentences with the probability scikit-learn gave them when it fitted the model.
+    """
+
+    words: dict[str, tuple[float, float]]
+    chars: dict[str, tuple[float, float]]
+    intercept: float
+    threshold: float
+    trained_on: dict
+    probes: tuple[tuple[str, float], ...] = ()
+
+    def score(self, sentence: str) -> float:
+        """The model's log-odds that ``sentence`` states a known mistake (a float, any sign)."""
+        total = self.intercept
+        for counts, table in zip(features(sentence), (self.words, self.chars)):
+            weighted = [((1.0 + math.log(k)) * table[f][0], table[f][1]) for f, k in counts.items() if f in table]
+            norm = math.sqrt(sum(v * v for v, _ in weighted))
+            if norm > 0:
+                total += sum(v * c for v, c in weighted) / norm
+        return total
+
+    def probability(self, sentence: str) -> float:
+        """The model's probability in [0, 1] that ``sentence`` states a known mistake."""
+        s = self.score(sentence)
+        return 1.0 / (1.0 + math.exp(-s)) if s > -700 else 0.0
+
+    def routed(self, sentence: str) -> bool:
+        """Whether ``sentence`` goes to a person: its probability exceeds the threshold."""
+        return self.probability(sentence) > self.threshold
+
+
+def from_dict(data: dict, where: str = "the model") -> ErrorModel:
+    """An :class:`ErrorModel` from the parsed JSON of its file. Raises :class:`ErrorModelError` naming the fault."""
+    try:
+        if data.get("format") != FORMAT:
+            raise ErrorModelError(f"{where}: format {data.get('format')!r}, this grader reads format {FORMAT}; "
+                                  "re-train it with bench/train_error_model.py")
+        blocks = {k: {f: (float(v[0]), float(v[1])) for f, v in data[k].items()} for k in ("words", "chars")}
+        threshold = float(data["threshold"])
+        if not 0.0 < threshold < 1.0:
+            raise ErrorModelError(f"{where}: threshold {threshold} is not a probability in (0, 1); re-train it with "
+                                  "bench/train_error_model.py")
+        return ErrorModel(blocks["words"], blocks["chars"], float(data["intercept"]), threshold,
+                          dict(data.get("trained_on", {})),
+                          tuple((str(t), float(p)) for t, p in data.get("probes", ())))
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
+        if isinstance(exc, ErrorModelError):
+            raise
+        raise ErrorModelError(f"{where}: not an error model ({type(exc).__name__}: {exc}); re-train it with "
+                              "bench/train_error_model.py") from exc
+
+
+@lru_cache(maxsize=None)
+def for_rubric(rubric_path: Path) -> ErrorModel | None:
+    """The model stored next to the rubric at ``rubric_path`` (``error_model.json``), or None when there is none.
+
+    Raises:
+        ErrorModelError: the file is there but is not valid JSON or not a model of :data:`FORMAT`.
+    """
+    path = Path(rubric_path).parent / FILE_NAME
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ErrorModelError(f"cannot read {path}: {exc}; re-train it with bench/train_error_model.py") from exc
+    return from_dict(data, str(path))
