@@ -23,10 +23,13 @@ bench = bench_module("named_errors")
 #: "would need" is no mask it has; GPT's causal version in the same sentence): 45; heldout_redteam3 57 and heldout_redteam6
 #: 78 after them. Round s's wordings and a red team against them (2026-12-07): dev_errors 174 of 216, dev_redteam5 44,
 #: heldout_redteam6 74 (code "x = mlp(ln2(x)) + x" is a residual), heldout_s1 50 and heldout_s2 54 errors (never tuned on).
-#: The red teams measure what the rules cannot read.
+#: The red teams measure what the rules cannot read. dev_router1 and dev_router2 (2026-12-07, two writers who read nothing
+#: of the grader, written to train the error model): at arrival 81 and 85 of 228 errors named, 1 and 5 correct sentences
+#: named and one error given another error's name; after three fixes (the mixing "only" in attention, a layer norm that
+#: "needs no causal mask", a sentence that opens with the residual run) 0 and 3.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (82, 49)}
+          "heldout_redteam6": (82, 49), "dev_router1": (0, 81), "dev_router2": (3, 85)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))
