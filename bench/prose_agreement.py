@@ -95,7 +95,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            # a twelfth, written on 2026-12-07 by a seventeenth writer who reported folder names only: 15 confident
            # errors and 5 varied genuine controls, to measure the `near` sections of the width, the MLP's weights per
            # position and W_O on each head (written before it arrived, kept out of the rubric until measured on it)
-           "heldout11": ROOT / "exercises/exercise1/rubric.toml"}
+           "heldout11": ROOT / "exercises/exercise1/rubric.toml",
+           # a thirteenth, written on 2026-12-07 by an eighteenth writer who reported folder names only (round v): 15
+           # confident errors and 5 genuine controls, to measure the learned error model (grader/rubric/error_model.py)
+           "heldout12": ROOT / "exercises/exercise1/rubric.toml"}
 
 
 @dataclass
