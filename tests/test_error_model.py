@@ -1,8 +1,8 @@
 """The learned error model that routes sentences like known mistakes to a person (grader/rubric/error_model.py)."""
 from __future__ import annotations
 
-import hashlib
 import json
+import sys
 import tomllib
 from pathlib import Path
 
@@ -14,6 +14,7 @@ from grader.rubric import error_model
 ROOT = Path(__file__).resolve().parent.parent
 RUBRIC = ROOT / "exercises/exercise1/rubric.toml"
 SENTENCES = ROOT / "tests/prose/sentences"
+sys.path.insert(0, str(ROOT / "bench"))
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +28,23 @@ def test_features_are_word_and_in_word_character_ngrams():
     words, chars = error_model.features("The heads, the HEADS run")
     assert words["the heads"] == 2 and words["heads"] == 2 and words["heads the heads"] == 1
     assert words["the heads run"] == 1 and "run the" not in words
-    # characters inside each whitespace word padded by a space: " run " gives 3 + 2 + 1 n-grams of 3, 4, 5
+    # characters inside each token padded by a space: " run " gives 3 + 2 + 1 n-grams of 3, 4, 5; no punctuation
     assert chars[" ru"] == 1 and chars["run "] == 1 and chars[" run "] == 1 and chars["un"] == 0
-    assert chars["ds,"] == 1 and chars["ads "] == 1  # "heads," keeps its comma; the last "heads" has none
+    assert chars["ads "] == 2 and "ds," not in chars
+
+
+def test_register_words_and_lone_letters_are_no_features():
+    words, chars = error_model.features("I think basically the q of GPT's head, honestly")
+    assert set(words) == {"the", "of", "gpt", "head", "the of", "of gpt", "gpt head", "the of gpt", "of gpt head"}
+    assert " q " not in chars and " s " not in chars
+    # so a hedge in front changes nothing: the model scores what is said, not how casually
+    m = error_model.for_rubric(RUBRIC)
+    sentence = "each head sees all the tokens and works in a 64-dimensional subspace."
+    assert m.score("Basically, I think " + sentence) == m.score(sentence.capitalize())
 
 
 def test_score_follows_the_documented_formula():
-    m = error_model.from_dict({"format": 1, "intercept": 0.5, "threshold": 0.8, "chars": {},
+    m = error_model.from_dict({"format": 2, "intercept": 0.5, "threshold": 0.8, "chars": {},
                                "words": {"heads": [2.0, 1.5], "run": [1.0, -1.0]}})
     # heads: tf 1 + ln 2, idf 2 -> 3.3863; run: 1 x 1; L2 norm 3.5309; 0.5 + (3.3863 x 1.5 - 1) / 3.5309
     assert m.score("heads run heads") == pytest.approx(1.6553669, abs=1e-6)
@@ -43,10 +54,10 @@ def test_score_follows_the_documented_formula():
 
 
 @pytest.mark.parametrize("data, words", [
-    ({"format": 2, "intercept": 0, "threshold": 0.5, "words": {}, "chars": {}}, "format 2"),
-    ({"format": 1, "intercept": 0, "threshold": 1.5, "words": {}, "chars": {}}, "not a probability"),
-    ({"format": 1, "intercept": 0, "threshold": 0.5, "words": {}}, "KeyError"),
-    ({"format": 1, "intercept": 0, "threshold": 0.5, "words": {"a": [1.0]}, "chars": {}}, "IndexError"),
+    ({"format": 1, "intercept": 0, "threshold": 0.5, "words": {}, "chars": {}}, "format 1"),
+    ({"format": 2, "intercept": 0, "threshold": 1.5, "words": {}, "chars": {}}, "not a probability"),
+    ({"format": 2, "intercept": 0, "threshold": 0.5, "words": {}}, "KeyError"),
+    ({"format": 2, "intercept": 0, "threshold": 0.5, "words": {"a": [1.0]}, "chars": {}}, "IndexError"),
 ])
 def test_a_bad_model_file_says_what_is_wrong(data, words):
     with pytest.raises(error_model.ErrorModelError, match=words) as info:
@@ -70,15 +81,14 @@ def test_plain_python_inference_agrees_with_scikit_learn(model):
 
 
 def test_the_model_was_trained_on_the_current_dev_data(model):
-    """A change to a dev file or a new one needs a new model: python bench/train_error_model.py."""
-    files = {k: v for k, v in model.trained_on["files"].items() if k.endswith(".toml")}
-    dev = {str(p.relative_to(ROOT)) for p in SENTENCES.glob("dev_*.toml")}
-    dev |= {str(p.relative_to(ROOT)) for p in (ROOT / "tests/prose/exercise1").glob("labels_*.toml")}
-    assert set(files) == dev
-    assert not [k for k in files if "heldout" in k]  # held-out data is never trained on
-    for rel, sha in files.items():
-        assert hashlib.sha256((ROOT / rel).read_bytes()).hexdigest() == sha, f"{rel} changed since training"
-    assert model.threshold == 0.8 and model.trained_on["max_routed"] == 0.05
+    """The stored model was fitted on exactly the (sentence, label) pairs the training script reads today: a change to
+    a dev file, to a dev answer or to what the rubric names in one needs a new model (python bench/train_error_model.py)."""
+    import train_error_model as training
+    texts, labels, _, read = training.dataset("exercise1")
+    assert model.trained_on["pairs_sha256"] == training.pairs_sha256(texts, labels), "re-train the error model"
+    assert not [k for k in read if "heldout" in k]  # held-out data is never trained on
+    assert set(model.trained_on["files"]) == {k for k in read if k.endswith(".toml")}
+    assert model.trained_on["max_routed"] == training.MAX_ROUTED == 0.05
 
 
 def _heldout(name):
@@ -88,9 +98,9 @@ def _heldout(name):
 
 def test_held_out_sentences_measured(model):
     """Sentences by writers the model never saw (heldout_s1, heldout_s2: never trained on, never tuned on), measured on
-    2026-12-07 with the model of that day: 24 of 60 and 31 of 75 errors routed, 2 of 120 and 6 of 135 correct
-    sentences. The red teams' correct sentences, written to sound like the errors: 8 of 188 and 4 of 210."""
-    measured = {"heldout_s1": (24, 2), "heldout_s2": (31, 6), "heldout_redteam3": (13, 8), "heldout_redteam6": (23, 4)}
+    2026-12-07 with the model of that day: 23 of 60 and 26 of 75 errors routed, 2 of 120 and 5 of 135 correct
+    sentences. The red teams' correct sentences, written to sound like the errors: 6 of 188 and 6 of 210."""
+    measured = {"heldout_s1": (23, 2), "heldout_s2": (26, 5), "heldout_redteam3": (14, 6), "heldout_redteam6": (22, 6)}
     for name, (errors, correct) in measured.items():
         rows = _heldout(name)
         routed = [model.routed(s["text"]) for s in rows]
@@ -130,3 +140,17 @@ def test_an_answer_goes_to_a_person_with_the_sentence_quoted_and_nothing_named()
 def test_the_stored_model_is_valid_json_of_the_current_format():
     data = json.loads((RUBRIC.parent / error_model.FILE_NAME).read_text(encoding="utf-8"))
     assert data["format"] == error_model.FORMAT and len(data["words"]) > 1000 and len(data["chars"]) > 1000
+
+
+def test_a_broken_model_file_costs_one_reason_never_the_grade(tmp_path):
+    for name in ("rubric.toml", "exercise.toml"):
+        (tmp_path / name).write_bytes((RUBRIC.parent / name).read_bytes())
+    (tmp_path / error_model.FILE_NAME).write_text('{"format": 2}', encoding="utf-8")
+    text = ANSWER.format(sentence="It's like running 8 full copies of single-head attention side by side, each one at "
+                                  "the model's full size.")
+    good = rubric.evaluate(rubric.load(RUBRIC), text)
+    broken = rubric.evaluate(rubric.load(tmp_path / "rubric.toml"), text)
+    assert broken.total == good.total and broken.lines.keys() == good.lines.keys()
+    reasons = [r for r in broken.needs_review if "error model" in r]
+    assert len(reasons) == 1 and reasons[0].startswith("grader: the error model could not be read")
+    assert "KeyError" in reasons[0] and "train_error_model" in reasons[0]

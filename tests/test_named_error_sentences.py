@@ -29,7 +29,8 @@ bench = bench_module("named_errors")
 #: "needs no causal mask", a sentence that opens with the residual run) 0 and 3.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (82, 49), "dev_router1": (0, 81), "dev_router2": (3, 85)}
+          "heldout_redteam6": (82, 49), "dev_router1": (0, 81), "dev_router2": (3, 85),
+          "dev_router3": (0, 0)}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))

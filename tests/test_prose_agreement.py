@@ -58,8 +58,8 @@ ADVERSARIAL_MAX = 3.0
 #: the README of exercise 1 for the kinds still missed).
 ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, "heldout4_ex4": 0.75, "heldout5": 0.7,
                       "heldout5_ex4": 0.5, "heldout6_ex4": 0.6, "heldout7_ex4": 0.6,
-                      "heldout8_ex4": 0.4, "heldout9_ex4": 0.8, "heldout10_ex4": 0.75, "heldout9": 0.8,
-                      "heldout10": 0.6, "heldout11": 0.65, "heldout12": 0.45}
+                      "heldout8_ex4": 0.4, "heldout9_ex4": 0.8, "heldout10_ex4": 0.75, "heldout9": 0.6,
+                      "heldout10": 0.5, "heldout11": 0.5, "heldout12": 0.5}
 # measured there: 10 of 12, 5 of 5, 9 of 12, 3 of 4, 5 of 10, 2 of 4, 4 of 5, 4 of 5, 4 of 5, 5 of 5, 4 of 4 (heldout5 3 of
 # 10, heldout6_ex4 3 of 5 and heldout8_ex4 2 of 5 at the start of 2026-12-06's fourth session; never tuned on)
 #: Adversarial kinds of a set of which fewer than half are caught (measured; the README says which): each is an
@@ -75,12 +75,13 @@ ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, 
 #: 2; measured, never tuned on).
 #: heldout10's and heldout11's confident errors left it on 2026-12-07 with exercise 1's learned error model
 #: (grader/rubric/error_model.py, trained on dev sentences only, its threshold chosen on dev folds): it sends a sentence
-#: that sounds like a known mistake to a person (heldout9 9 -> 12, heldout10 7 -> 9, heldout11 7 -> 10 of 15, heldout5
-#: 2 -> 3 of 4, heldout3 1 -> 2 of 2; measured once, never tuned on).
-#: heldout12 (round v, blind: written after the error model, reported by folder names only) arrived on 2026-12-07 with 7 of
-#: its 15 confident errors at most 3/10 or flagged (6 by the rules alone, 1 more by the error model; 95 % within 1).
+#: that sounds like a known mistake to a person (first model: heldout9 9 -> 12, heldout10 7 -> 9, heldout11 7 -> 10 of 15;
+#: never tuned on). heldout12 (round v, blind: written after that model, reported by folder names only) arrived with 7
+#: of 15 (6 by the rules alone). A reviewer then found the model routed on register ("Basically, ..."): with register
+#: words dropped and casual correct sentences among its negatives (dev_router3), heldout9 10, heldout10 9, heldout11 9,
+#: heldout12 9 of 15 (the thresholds above are one answer below).
 KNOWN_MISSED = {("heldout4_ex4", "confident_error"),
-                ("heldout5_ex4", "nonsense"), ("heldout12", "confident_error")}
+                ("heldout5_ex4", "nonsense")}
 
 
 @pytest.fixture(scope="module", params=sorted(agreement.RUBRICS))

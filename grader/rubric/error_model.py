@@ -1,4 +1,4 @@
-"""Part of step 6, judge: a small learned model that reads one sentence and says how likely it states one of the
+"""Part of step 6, judge: a small learned model that scores one sentence for how much it reads like one of the
 exercise's known mistakes, in words the rubric's evidence may not know.
 
 It only routes: a sentence above the model's threshold sends the answer to a person with the sentence quoted
@@ -6,8 +6,8 @@ It only routes: a sentence above the model's threshold sends the answer to a per
 worse than none: the model reads words, not meaning, and is wrong on some sentences that merely sound like an error.
 
 The model is a logistic regression over TF-IDF weights of word 1-3-grams and character 3-5-grams within words
-(term frequency 1 + ln(count), idf = ln((1 + n) / (1 + df)) + 1 as scikit-learn's smooth idf; the two blocks
-L2-normalised separately and joined, as a ``FeatureUnion`` of two ``TfidfVectorizer(sublinear_tf=True)`` does).
+(:func:`features`; term frequency 1 + ln(count), idf = ln((1 + n) / (1 + df)) + 1 as scikit-learn's smooth idf; the
+two blocks L2-normalised separately and joined, in the manner of two ``TfidfVectorizer(sublinear_tf=True)``).
 ``bench/train_error_model.py`` fits it on the development sentences (``tests/prose/sentences/dev_*.toml`` and the
 development split's genuine answers) and writes it next to the rubric as ``error_model.json``, with the threshold
 it chose on held-apart folds of the development data. The file stays with the judge (grader/release.py).
@@ -27,9 +27,18 @@ from pathlib import Path
 
 #: The model's file name, next to ``rubric.toml``.
 FILE_NAME = "error_model.json"
-#: The format this code reads (``"format"`` in the file).
-FORMAT = 1
-_WORD = re.compile(r"[a-z0-9_]+")
+#: The format this code reads (``"format"`` in the file): 2 since tokens are two or more word characters, register
+#: words left out.
+FORMAT = 2
+_WORD = re.compile(r"\w\w+")
+#: Words of register, not content: hedges, fillers and the writer's voice ("I think", "basically", "honestly", "like",
+#: "so"). They are dropped before the n-grams are made, so that a mistake is scored the same however casually it is
+#: written: fitted with them, "Basically," in front of a correct textbook sentence sent 18 of 139 to a person
+#: (a reviewer's measure, 2026-12-07).
+REGISTER_WORDS = frozenset("""i im i'm me my we us our you your yours u ur think thought guess believe feel reckon suppose
+basically honestly really actually literally pretty kinda sorta kind sort just so like well um uh yeah yes ok okay
+probably maybe perhaps quite totally simply tbh imo imho lol anyway anyways right mean stuff thing things
+whatever""".split())
 WORD_NGRAMS = (1, 2, 3)
 CHAR_NGRAMS = (3, 4, 5)
 
@@ -43,16 +52,18 @@ def _text(sentence: str) -> str:
 
 
 def features(sentence: str) -> tuple[Counter, Counter]:
-    """The counts of one sentence's word n-grams (``WORD_NGRAMS``, over ``[a-z0-9_]+`` tokens, joined by a space)
-    and character n-grams (``CHAR_NGRAMS``, inside each whitespace-separated word padded by one space each side)."""
-    text = _text(sentence)
-    tokens = _WORD.findall(text)
+    """The counts of one sentence's word n-grams (``WORD_NGRAMS``, over its tokens joined by a space) and character
+    n-grams (``CHAR_NGRAMS``, inside each token padded by one space each side). A token is a run of two or more
+    letters, digits or underscores (scikit-learn's default token pattern) that is not one of :data:`REGISTER_WORDS`:
+    a lone letter ("q", the "s" of "GPT's"), punctuation and a hedge are no evidence of a mistake, only of how a
+    sentence is written."""
+    tokens = [t for t in _WORD.findall(_text(sentence)) if t not in REGISTER_WORDS]
     words: Counter = Counter()
     for n in WORD_NGRAMS:
         for i in range(len(tokens) - n + 1):
             words[" ".join(tokens[i:i + n])] += 1
     chars: Counter = Counter()
-    for token in text.split():
+    for token in tokens:
         padded = f" {token} "
         for n in CHAR_NGRAMS:
             for i in range(len(padded) - n + 1):
@@ -87,7 +98,9 @@ class ErrorModel:
         return total
 
     def probability(self, sentence: str) -> float:
-        """The model's probability in [0, 1] that ``sentence`` states a known mistake."""
+        """The model's score in [0, 1] for ``sentence``: the logistic of :meth:`score`. Fitted with balanced classes
+        (as many error sentences as correct ones, in weight), it ranks sentences but is not the chance that a
+        student's sentence is wrong; only the comparison with ``threshold`` is used."""
         s = self.score(sentence)
         return 1.0 / (1.0 + math.exp(-s)) if s > -700 else 0.0
 
@@ -118,6 +131,15 @@ def from_dict(data: dict, where: str = "the model") -> ErrorModel:
 
 
 @lru_cache(maxsize=None)
+def loaded(rubric_path: Path) -> tuple[ErrorModel | None, str]:
+    """(:func:`for_rubric`'s model, "") or (None, why it could not be read): read once per process, failure too, so
+    that a broken file costs one message per answer, never the grade (:func:`.review.model_routed`)."""
+    try:
+        return for_rubric(rubric_path), ""
+    except ErrorModelError as exc:
+        return None, str(exc)
+
+
 def for_rubric(rubric_path: Path) -> ErrorModel | None:
     """The model stored next to the rubric at ``rubric_path`` (``error_model.json``), or None when there is none.
 

@@ -217,12 +217,14 @@ def unread_near(rubric: Rubric, units_: list[Unit], a) -> dict:
 MODEL_QUOTES = 2
 
 
-def model_routed(rubric: Rubric, units_: list[Unit], a) -> list[tuple[str, float]]:
+def model_routed(rubric: Rubric, units_: list[Unit], a) -> list[str]:
     """The sentences the exercise's error model (:mod:`.error_model`, none when the rubric has no model file) sends
-    to a person, with their probability, likeliest first, at most :data:`MODEL_QUOTES`: prose of the student's own
-    (not a quotation) that is neither the quote of an error the rubric names nor of a line it earns (the rubric read
-    it, as the error or as a right statement)."""
-    model = error_model.for_rubric(rubric.path)
+    to a person, highest score first, at most :data:`MODEL_QUOTES`: prose of the student's own (not a quotation) that
+    is neither the quote of an error the rubric names nor of a line it earns (the rubric read it, as the error or as
+    a right statement). A model file that cannot be read gives one reason instead (the grade is unchanged)."""
+    model, broken = error_model.loaded(rubric.path)
+    if broken:
+        return [f"grader: the error model could not be read, so no sentence was checked by it ({broken})"]
     if model is None:
         return []
     read = {r.quote for r in a.misconceptions.values() if r.found}
@@ -232,8 +234,10 @@ def model_routed(rubric: Rubric, units_: list[Unit], a) -> list[tuple[str, float
         if u.prose and not u.quoted and not any(u.display in q for q in read):
             p = model.probability(u.display)
             if p > model.threshold:
-                out.append((u.display, p))
-    return sorted(out, key=lambda x: -x[1])[:MODEL_QUOTES]
+                out.append((p, u.display))
+    return [f"unsure: a sentence reads like one of the lesson's known mistakes, in words the rubric does not read as "
+            f"one (a learned model's guess; no error is named and no point taken): \"{quote}\""
+            for _, quote in sorted(out, key=lambda x: -x[0])[:MODEL_QUOTES]]
 
 
 def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Unit] | None = None
@@ -264,10 +268,8 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
     for m, quote in unread_near(rubric, matched or units_, a).items():
         own[f"unsure: a sentence speaks of whether {m.statement}, in words the rubric reads neither as that error "
             f"nor as its right version: \"{quote}\""] = PENALTY["unsure"]
-    for quote, p in model_routed(rubric, units_, a):
-        own[f"unsure: a sentence reads like one of the lesson's known mistakes, in words the rubric does not read as "
-            f"one (a learned model's guess, {p:.0%}; no error is named and no point taken): \"{quote}\""] = \
-            PENALTY["unsure"]
+    for reason in model_routed(rubric, units_, a):
+        own[reason] = PENALTY["unsure"] if reason.startswith("unsure") else PENALTY["other"]
     said = [u for u, r in zip(units_, reported(units_)) if r]
     n_words = sum(len(u.norm.split()) for u in units_)
     lost = [k for k, r in a.lines.items() if r.reported_only]  # points said only in those words
