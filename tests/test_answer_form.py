@@ -231,8 +231,7 @@ def test_a_misconception_on_a_question_with_earned_concepts_is_contradictory():
     a = _assess((ANSWERS / "misconception_mlp_mixes" / "answer.md").read_text(encoding="utf-8"))
     assert a.misconceptions["mlp_mixes_tokens"].found
     assert [r for r in a.needs_review if r.startswith("contradiction")] == [
-        "contradiction: question 2 earns layer_norm, residual, stacked but also says that the MLP mixes "
-        "information between tokens"]
+        "contradiction: question 2 earns 3 concept points but also says that the MLP mixes information between tokens"]
     assert a.confidence == pytest.approx(0.5)
 
 
@@ -241,8 +240,9 @@ def test_a_concept_earned_and_denied_elsewhere_is_contradictory():
                               "Then again, the heads do not run in parallel.\n\n## 2. The transformer block around it")
     a = _assess(denied)
     assert a.lines["heads_parallel"].earned
-    assert "contradiction: 'heads_parallel' is earned, but another sentence denies it: \"Then again, the heads do " \
-           "not run in parallel.\"" in a.needs_review
+    # the concept as the student reads it in the report, not the rubric's line id
+    assert "contradiction: the concept \"Several attention heads run in parallel, all on the same tokens\" is earned, " \
+           "but another sentence denies it: \"Then again, the heads do not run in parallel.\"" in a.needs_review
     assert a.confidence == pytest.approx(0.5)
     # the sentence that earned it is not its own denial, and a denied *misconception* is no contradiction
     assert not [r for r in _assess(SOLUTION).needs_review if r.startswith("contradiction")]

@@ -253,16 +253,18 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
     """
     own: dict[str, float] = {}
     earned = {k: r.quotes for k, r in a.lines.items() if r.earned}
+    concepts = {x.id: x.concept.strip().rstrip(".") for x in rubric.lines}  # what the reader sees, not the line id
     for line_id, sentence in denied_lines(rubric, matched or units_, earned).items():
-        own[f"contradiction: '{line_id}' is earned, but another sentence denies it: \"{sentence}\""] = \
+        own[f"contradiction: the concept \"{concepts[line_id]}\" is earned, but another sentence denies it: "
+            f"\"{sentence}\""] = \
             PENALTY["contradiction"]
     questions = {x.id: x.question for x in rubric.lines}
     for m in rubric.misconceptions:
         r = a.misconceptions[m.id]
         on_q = sorted(k for k in earned if questions[k] == m.question)
         if r.found and on_q:
-            own[f"contradiction: question {m.question} earns {', '.join(on_q)} but also says that "
-                f"{m.statement}"] = PENALTY["contradiction"]
+            own[f"contradiction: question {m.question} earns {len(on_q)} concept point{'s' if len(on_q) > 1 else ''} "
+                f"but also says that {m.statement}"] = PENALTY["contradiction"]
         elif r.found:  # a named error is a claim about the student: a person confirms it
             own[f"error named: the answer says that {m.statement}"] = PENALTY["error named"]
     for m, quote in unread_near(rubric, matched or units_, a).items():
