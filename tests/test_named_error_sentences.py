@@ -30,7 +30,11 @@ bench = bench_module("named_errors")
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (82, 49), "dev_router1": (0, 81), "dev_router2": (3, 85),
-          "dev_router3": (0, 0)}
+          "dev_router3": (0, 0), "dev_router4": (0, 80), "dev_router5": (0, 53)}
+#: Error sentences that make a second error as well, read by a person after the grader named it (the label gives one
+#: topic per sentence): "12 heads take 12 times as long" is more heads costing proportionally more.
+ALSO_MAKES = {"Because the heads run serially, 12 heads take 12 times as long in wall-clock time as one head would.":
+              "heads_cost_more"}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))
@@ -48,7 +52,8 @@ def test_errors_are_named_and_never_by_another_name(judged):
     name, rows = judged
     errors = [r for r in rows if r.error]
     assert sum(r.caught for r in errors) >= LIMITS[name][1]
-    assert not [r.text for r in errors if r.wrong_name]  # an error named as another error is a wrong diagnosis
+    # an error named as another error is a wrong diagnosis
+    assert not [r.text for r in errors if set(r.named) - {r.topic, ALSO_MAKES.get(r.text)}]
 
 
 @pytest.mark.parametrize("q, sentence", [
@@ -233,6 +238,11 @@ def test_errors_are_named_and_never_by_another_name(judged):
     ("ex4", "Compared with post-norm, pre-norm is more stable at the high learning rate."),
     ("ex4", "Pre-norm does not need a lower learning rate than post-norm; it is post-norm that needs warm-up."),
     ("ex4", "Pre-norm keeps a clean path; compared with post-norm, it holds up better."),
+    # a first version of one's own answer, corrected (dev_router4)
+    (2, "I first wrote that the MLP combines the words, but it is attention that combines words; the MLP processes "
+        "each word's vector alone."),
+    (3, "I wrote that BERT uses a causal mask, but I was confusing it with GPT; BERT is bidirectional."),
+    (1, "The heads do not run serially; they run at the same time."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -382,6 +392,7 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     # a leading likeness is the picture's; the claim after it is the student's
     (1, "Like a team leader telling one reader to check the dates and another to check the signatures, the engineers "
         "give each head its task.", "heads_assigned_roles"),
+    (1, "The heads run serially, one finishing before the next starts.", "heads_sequential"),
 ])
 def test_the_errors_next_to_them_are_still_named(q, sentence, error):
     assert error in bench.named(q, sentence)[0]

@@ -101,7 +101,11 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                 r"(?:think|believe|assume|imagine)\b(?: that\b)?|\b(?:at first|initially|originally|once|back then|at one "
                 r"point|before (?:this|the) (?:course|lesson|lecture)),? (?:i|we) (?:also |even )?(?:thought|believed|"
                 r"assumed|imagined|was sure)\b(?: that\b)?|\b(?:i|we) (?:also |even )?(?:once|originally|first|initially) "
-                r"(?:thought|believed|assumed|imagined)\b(?: that\b)?"),
+                r"(?:thought|believed|assumed|imagined)\b(?: that\b)?"
+                # a first version of one's own answer, then corrected: "I first wrote that the MLP combines the words,
+                # but ...", "I wrote that BERT uses a causal mask, but I was confusing it with GPT" (dev_router4)
+                r"|\b(?:i|we) (?:first |originally |initially |once |previously |earlier )?(?:wrote|said|claimed|"
+                r"answered|put down)(?: (?:earlier|before|above|at first))? that\b"),
     ("doubted", r"\bnext (?:you will|you'll|they will|they'll) (?:tell|say to) (?:me|us)\b(?: that\b)?"),
     # an expectation the sentence then gives up, or a guess made before the runs: "I expected post-norm to be the
     # more stable, but it diverged", "my guess before running it was that ..."
