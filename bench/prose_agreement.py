@@ -98,7 +98,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "heldout11": ROOT / "exercises/exercise1/rubric.toml",
            # a thirteenth, written on 2026-12-07 by an eighteenth writer who reported folder names only (round v): 15
            # confident errors and 5 genuine controls, to measure the learned error model (grader/rubric/error_model.py)
-           "heldout12": ROOT / "exercises/exercise1/rubric.toml"}
+           "heldout12": ROOT / "exercises/exercise1/rubric.toml",
+           # a fourteenth, written on 2026-12-07 by a nineteenth writer who reported folder names only (round w): 15
+           # confident errors and 5 genuine controls, to measure the error model after its second revision
+           "heldout13": ROOT / "exercises/exercise1/rubric.toml"}
 
 
 @dataclass

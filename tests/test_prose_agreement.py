@@ -49,17 +49,17 @@ WITHIN_1 = {"exercise1": 0.86, "exercise4": 0.80, "heldout1": 0.70, "heldout2": 
             "heldout6_ex4": 0.60, "heldout7_ex4": 0.30,
             "heldout8_ex4": 0.75, "heldout9_ex4": 0.65, "heldout10_ex4": 0.65, "heldout6": 0.80,
             "heldout11_ex4": 0.75, "heldout7": 0.80, "heldout12_ex4": 0.75, "heldout8": 0.75, "heldout13_ex4": 0.65,
-            "heldout9": 0.90, "heldout10": 0.85, "heldout11": 0.85, "heldout12": 0.85}
+            "heldout9": 0.90, "heldout10": 0.85, "heldout11": 0.85, "heldout12": 0.85, "heldout13": 0.85}
 #: Floors on Spearman and QWK: 0.8 unless a set measured lower (heldout7_ex4: 0.70 and 0.57; heldout8: QWK 0.67 on 4).
 CORRELATION = {"heldout7_ex4": (0.65, 0.5), "heldout8": (0.8, 0.6), "heldout9": (0.6, 0.6), "heldout10": (0.5, 0.75),
-               "heldout11": (0.6, 0.6), "heldout12": (0.6, 0.6)}
+               "heldout11": (0.6, 0.6), "heldout12": (0.6, 0.6), "heldout13": (0.6, 0.6)}
 ADVERSARIAL_MAX = 3.0
 #: Share of each set's adversarial answers that must be at most 3/10 or flagged (measured 0.89-0.98; the issue asks for all: see
 #: the README of exercise 1 for the kinds still missed).
 ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, "heldout4_ex4": 0.75, "heldout5": 0.7,
                       "heldout5_ex4": 0.5, "heldout6_ex4": 0.6, "heldout7_ex4": 0.6,
                       "heldout8_ex4": 0.4, "heldout9_ex4": 0.8, "heldout10_ex4": 0.75, "heldout9": 0.6,
-                      "heldout10": 0.5, "heldout11": 0.5, "heldout12": 0.5}
+                      "heldout10": 0.5, "heldout11": 0.5, "heldout12": 0.5, "heldout13": 0.45}
 # measured there: 10 of 12, 5 of 5, 9 of 12, 3 of 4, 5 of 10, 2 of 4, 4 of 5, 4 of 5, 4 of 5, 5 of 5, 4 of 4 (heldout5 3 of
 # 10, heldout6_ex4 3 of 5 and heldout8_ex4 2 of 5 at the start of 2026-12-06's fourth session; never tuned on)
 #: Adversarial kinds of a set of which fewer than half are caught (measured; the README says which): each is an
@@ -80,8 +80,10 @@ ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, 
 #: of 15 (6 by the rules alone). A reviewer then found the model routed on register ("Basically, ..."): with register
 #: words dropped and casual correct sentences among its negatives (dev_router3), heldout9 10, heldout10 9, heldout11 9,
 #: heldout12 9 of 15 (the thresholds above are one answer below).
+#: heldout13 (round w, blind, reported by folder names only) arrived with the model of 2705dbd: 7 of 15 (5 by the rules
+#: alone), 95 % within 1.
 KNOWN_MISSED = {("heldout4_ex4", "confident_error"),
-                ("heldout5_ex4", "nonsense")}
+                ("heldout5_ex4", "nonsense"), ("heldout13", "confident_error")}
 
 
 @pytest.fixture(scope="module", params=sorted(agreement.RUBRICS))
@@ -98,7 +100,7 @@ def test_labelled_set_is_large_enough_and_split(graded):
                             "heldout6_ex4": 15, "heldout7_ex4": 15,
                             "heldout8_ex4": 15, "heldout9_ex4": 15, "heldout10_ex4": 15, "heldout6": 6,
                             "heldout11_ex4": 4, "heldout7": 6, "heldout12_ex4": 4, "heldout8": 4,
-                            "heldout13_ex4": 3, "heldout9": 3, "heldout10": 3, "heldout11": 5, "heldout12": 5}[exercise]
+                            "heldout13_ex4": 3, "heldout9": 3, "heldout10": 3, "heldout11": 5, "heldout12": 5, "heldout13": 5}[exercise]
     if exercise.startswith("heldout"):
         assert len(test) == len(rows)  # all of it is a test set
     else:
@@ -144,7 +146,10 @@ def test_no_error_is_named_on_an_answer_labelled_as_not_making_it(graded):
 #: a genuine letter to one's past self, labelled as avoiding "more heads cost proportionally more", is told it makes
 #: that error; the sentence was not read. Wordings of a belief given up ("you'll assume that ...") found on the dev
 #: side are read since (tests/test_foreign_subjects.py).
-KNOWN_WRONGLY_NAMED = {"heldout6": [("h11_letter_past_self", ("heads_cost_more",))]}
+#: heldout13 (2026-12-07): a genuine answer that lists myths and corrects them is told it makes "the heads share one set
+#: of query, key and value projections"; left as it arrived (measured, not read).
+KNOWN_WRONGLY_NAMED = {"heldout6": [("h11_letter_past_self", ("heads_cost_more",))],
+                       "heldout13": [("w_ok_myth_list", ("heads_share_qkv",))]}
 
 
 @pytest.mark.xfail(strict=True, reason="known misses (KNOWN_MISSED): caught by fewer than half")
