@@ -215,12 +215,9 @@ def test_a_borderline_total_has_confidence_one_half(grade1):
     check = next(c for c in result.checks if c.name == "test_grade_is_clear_cut")
     assert result.score == 9 and check.status == "failed"
     assert check.details["confidence"] == 0.5
-    # the largest penalty is the borderline total's; the error model (grader/rubric/error_model.py) also quotes one
-    # correct sentence of this answer, a false route that costs reading time only (measured on 2026-12-07)
-    assert check.details["needs_review"][0] == "borderline total 9/17: within 1 of the pass mark 9"
-    assert [r[:60] for r in check.details["needs_review"][1:]] == \
-           ["unsure: a sentence reads like one of the lesson's known mist"]
-    assert "one head can only pay attention to one thing at a time" in check.details["needs_review"][1]
+    # one reason only: the error model of 061526e also quoted a correct sentence of this answer ("one head can only pay
+    # attention to one thing at a time ..."); the model fitted on more dev data (2026-12-07) no longer does
+    assert check.details["needs_review"] == ["borderline total 9/17: within 1 of the pass mark 9"]
     assert result.needs_review == check.details["needs_review"]
     clear = grade1(ROOT / "solutions" / "exercise1")
     check = next(c for c in clear.checks if c.name == "test_grade_is_clear_cut")

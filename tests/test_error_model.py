@@ -98,9 +98,10 @@ def _heldout(name):
 
 def test_held_out_sentences_measured(model):
     """Sentences by writers the model never saw (heldout_s1, heldout_s2: never trained on, never tuned on), measured on
-    2026-12-07 with the model of that day: 23 of 60 and 26 of 75 errors routed, 2 of 120 and 5 of 135 correct
-    sentences. The red teams' correct sentences, written to sound like the errors: 6 of 188 and 6 of 210."""
-    measured = {"heldout_s1": (23, 2), "heldout_s2": (26, 5), "heldout_redteam3": (14, 6), "heldout_redteam6": (22, 6)}
+    2026-12-07 with the model of that day: 20 of 60 and 21 of 75 errors routed (17 of the 54 the rules neither name nor
+    send to a person), 0 of 120 and 1 of 135 correct sentences. The red teams' correct sentences, written to sound like
+    the errors: 4 of 188 and 3 of 210."""
+    measured = {"heldout_s1": (20, 0), "heldout_s2": (21, 1), "heldout_redteam3": (8, 4), "heldout_redteam6": (15, 3)}
     for name, (errors, correct) in measured.items():
         rows = _heldout(name)
         routed = [model.routed(s["text"]) for s in rows]
