@@ -228,7 +228,8 @@ def test_a_misconception_on_a_question_with_earned_concepts_is_contradictory():
     a = _assess((ANSWERS / "misconception_mlp_mixes" / "answer.md").read_text(encoding="utf-8"))
     assert a.misconceptions["mlp_mixes_tokens"].found
     assert [r for r in a.needs_review if r.startswith("contradiction")] == [
-        "contradiction: question 2 earns 3 concept points but also says that the MLP mixes information between tokens"]
+        "contradiction: question 2 earns points for 3 concepts but also says that the MLP mixes information between "
+        "tokens"]
     assert a.confidence == pytest.approx(0.5)
 
 

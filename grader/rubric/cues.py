@@ -102,10 +102,12 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                 r"point|before (?:this|the) (?:course|lesson|lecture)),? (?:i|we) (?:also |even )?(?:thought|believed|"
                 r"assumed|imagined|was sure)\b(?: that\b)?|\b(?:i|we) (?:also |even )?(?:once|originally|first|initially) "
                 r"(?:thought|believed|assumed|imagined)\b(?: that\b)?"
-                # a first version of one's own answer, then corrected: "I first wrote that the MLP combines the words,
-                # but ...", "I wrote that BERT uses a causal mask, but I was confusing it with GPT" (dev_router4)
-                r"|\b(?:i|we) (?:first |originally |initially |once |previously |earlier )?(?:wrote|said|claimed|"
-                r"answered|put down)(?: (?:earlier|before|above|at first))? that\b"),
+                # a first version of one's own answer, said to be the first ("I first wrote that the MLP combines the
+                # words, but ...": dev_router4); not a plain "I wrote that X", which a student may still hold ("I wrote
+                # that the heads take turns, and I still think so": a reviewer's attack)
+                r"|\b(?:i|we) (?:first|originally|initially|once|previously|at first) (?:wrote|said|claimed|answered|"
+                r"put down)(?: (?:earlier|before|above|here))? that\b|\b(?:i|we) (?:wrote|said|claimed|answered|put down) "
+                r"(?:at first|first|originally|initially|earlier|before) that\b"),
     ("doubted", r"\bnext (?:you will|you'll|they will|they'll) (?:tell|say to) (?:me|us)\b(?: that\b)?"),
     # an expectation the sentence then gives up, or a guess made before the runs: "I expected post-norm to be the
     # more stable, but it diverged", "my guess before running it was that ..."

@@ -28,17 +28,16 @@ from pathlib import Path
 #: The model's file name, next to ``rubric.toml``.
 FILE_NAME = "error_model.json"
 #: The format this code reads (``"format"`` in the file): 2 since tokens are two or more word characters, register
-#: words left out.
-FORMAT = 2
+#: words left out; 3 since "just", "right", "mean" and "well" are read again ("left and right", a layer norm's mean).
+FORMAT = 3
 _WORD = re.compile(r"\w\w+")
 #: Words of register, not content: hedges, fillers and the writer's voice ("I think", "basically", "honestly", "like",
 #: "so"). They are dropped before the n-grams are made, so that a mistake is scored the same however casually it is
 #: written: fitted with them, "Basically," in front of a correct textbook sentence sent 18 of 139 to a person
 #: (a reviewer's measure, 2026-12-07).
-REGISTER_WORDS = frozenset("""i im i'm me my we us our you your yours u ur think thought guess believe feel reckon suppose
-basically honestly really actually literally pretty kinda sorta kind sort just so like well um uh yeah yes ok okay
-probably maybe perhaps quite totally simply tbh imo imho lol anyway anyways right mean stuff thing things
-whatever""".split())
+REGISTER_WORDS = frozenset("""me my we us our you your yours ur think thought guess believe feel reckon suppose
+basically honestly really actually literally pretty kinda sorta kind sort so like um uh yeah yes ok okay probably
+maybe perhaps quite totally simply tbh imo imho lol anyway anyways stuff thing things whatever""".split())
 WORD_NGRAMS = (1, 2, 3)
 CHAR_NGRAMS = (3, 4, 5)
 
@@ -75,7 +74,7 @@ def features(sentence: str) -> tuple[Counter, Counter]:
 class ErrorModel:
     """A fitted model: per block, feature -> (idf, coefficient); the intercept; the routing threshold.
 
-    ``threshold`` is a probability in (0, 1): a sentence whose :meth:`probability` exceeds it is routed.
+    ``threshold`` is a score in (0, 1): a sentence whose :meth:`probability` exceeds it is routed.
     ``trained_on`` records what it was fitted on (files and their SHA-256, counts), for ``bench`` and the tests;
     ``probes`` are training sentences with the probability scikit-learn gave them when it fitted the model.
     """
@@ -118,7 +117,7 @@ def from_dict(data: dict, where: str = "the model") -> ErrorModel:
         blocks = {k: {f: (float(v[0]), float(v[1])) for f, v in data[k].items()} for k in ("words", "chars")}
         threshold = float(data["threshold"])
         if not 0.0 < threshold < 1.0:
-            raise ErrorModelError(f"{where}: threshold {threshold} is not a probability in (0, 1); re-train it with "
+            raise ErrorModelError(f"{where}: threshold {threshold} is not a score in (0, 1); re-train it with "
                                   "bench/train_error_model.py")
         return ErrorModel(blocks["words"], blocks["chars"], float(data["intercept"]), threshold,
                           dict(data.get("trained_on", {})),
@@ -133,7 +132,8 @@ def from_dict(data: dict, where: str = "the model") -> ErrorModel:
 @lru_cache(maxsize=None)
 def loaded(rubric_path: Path) -> tuple[ErrorModel | None, str]:
     """(:func:`for_rubric`'s model, "") or (None, why it could not be read): read once per process, failure too, so
-    that a broken file costs one message per answer, never the grade (:func:`.review.model_routed`)."""
+    that a broken file costs one message per answer, never the grade (:func:`.review.model_routed`). A model trained
+    while a batch runs is read by the next process (a new ``grader`` command)."""
     try:
         return for_rubric(rubric_path), ""
     except ErrorModelError as exc:

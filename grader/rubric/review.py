@@ -219,25 +219,30 @@ MODEL_QUOTES = 2
 
 def model_routed(rubric: Rubric, units_: list[Unit], a) -> list[str]:
     """The sentences the exercise's error model (:mod:`.error_model`, none when the rubric has no model file) sends
-    to a person, highest score first, at most :data:`MODEL_QUOTES`: prose of the student's own (not a quotation) that
-    is neither the quote of an error the rubric names nor of a line it earns (the rubric read it, as the error or as
-    a right statement). A model file that cannot be read gives one reason instead (the grade is unchanged)."""
+    to a person, highest score first, at most :data:`MODEL_QUOTES` (the last says how many more): prose of the
+    student's own (not a quotation) that is not the quote of an error the rubric names (that one is read already). A
+    sentence that earns a line is scored too: it may make an error beside the concept it states ("like running 8 full
+    copies of single-head attention side by side, each at the model's full size"), and the threshold was chosen with
+    every sentence of the development answers scored (bench/train_error_model.py). A model file that cannot be read
+    gives one reason instead (the grade is unchanged)."""
     model, broken = error_model.loaded(rubric.path)
     if broken:
         return [f"grader: the error model could not be read, so no sentence was checked by it ({broken})"]
     if model is None:
         return []
     read = {r.quote for r in a.misconceptions.values() if r.found}
-    read |= {q for r in a.lines.values() if r.earned for q in r.quotes}
     out = []
     for u in units_:
         if u.prose and not u.quoted and not any(u.display in q for q in read):
             p = model.probability(u.display)
             if p > model.threshold:
                 out.append((p, u.display))
+    shown = [quote for _, quote in sorted(out, key=lambda x: -x[0])[:MODEL_QUOTES]]
+    more = f" (and {len(out) - len(shown)} more sentence{'s' if len(out) - len(shown) > 1 else ''})" \
+        if len(out) > len(shown) else ""
     return [f"unsure: a sentence reads like one of the lesson's known mistakes, in words the rubric does not read as "
             f"one (a learned model's guess; no error is named and no point taken): \"{quote}\""
-            for _, quote in sorted(out, key=lambda x: -x[0])[:MODEL_QUOTES]]
+            + (more if i == len(shown) - 1 else "") for i, quote in enumerate(shown)]
 
 
 def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Unit] | None = None
@@ -263,7 +268,7 @@ def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Un
         r = a.misconceptions[m.id]
         on_q = sorted(k for k in earned if questions[k] == m.question)
         if r.found and on_q:
-            own[f"contradiction: question {m.question} earns {len(on_q)} concept point{'s' if len(on_q) > 1 else ''} "
+            own[f"contradiction: question {m.question} earns points for {len(on_q)} concept{'s' if len(on_q) > 1 else ''} "
                 f"but also says that {m.statement}"] = PENALTY["contradiction"]
         elif r.found:  # a named error is a claim about the student: a person confirms it
             own[f"error named: the answer says that {m.statement}"] = PENALTY["error named"]
