@@ -98,10 +98,10 @@ def _heldout(name):
 
 def test_held_out_sentences_measured(model):
     """Sentences by writers the model never saw (heldout_s1, heldout_s2: never trained on, never tuned on), measured on
-    2026-12-07 with the model of that day: 19 of 60 and 21 of 75 errors routed (17 of the 54 the rules neither name nor
+    2026-12-07 with the model of that day: 22 of 60 and 24 of 75 errors routed (19 of the 54 the rules neither name nor
     send to a person), 0 of 120 and 1 of 135 correct sentences. The red teams' correct sentences, written to sound like
-    the errors: 4 of 188 and 2 of 210."""
-    measured = {"heldout_s1": (19, 0), "heldout_s2": (21, 1), "heldout_redteam3": (8, 4), "heldout_redteam6": (14, 2)}
+    the errors: 5 of 188 and 3 of 210."""
+    measured = {"heldout_s1": (22, 0), "heldout_s2": (24, 1), "heldout_redteam3": (9, 5), "heldout_redteam6": (22, 3)}
     for name, (errors, correct) in measured.items():
         rows = _heldout(name)
         routed = [model.routed(s["text"]) for s in rows]

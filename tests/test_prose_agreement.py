@@ -59,7 +59,7 @@ ADVERSARIAL_MAX = 3.0
 ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, "heldout4_ex4": 0.75, "heldout5": 0.7,
                       "heldout5_ex4": 0.5, "heldout6_ex4": 0.6, "heldout7_ex4": 0.6,
                       "heldout8_ex4": 0.4, "heldout9_ex4": 0.8, "heldout10_ex4": 0.75, "heldout9": 0.6,
-                      "heldout10": 0.5, "heldout11": 0.5, "heldout12": 0.45, "heldout13": 0.4}
+                      "heldout10": 0.5, "heldout11": 0.5, "heldout12": 0.5, "heldout13": 0.4}
 # measured there: 10 of 12, 5 of 5, 9 of 12, 3 of 4, 5 of 10, 2 of 4, 4 of 5, 4 of 5, 4 of 5, 5 of 5, 4 of 4 (heldout5 3 of
 # 10, heldout6_ex4 3 of 5 and heldout8_ex4 2 of 5 at the start of 2026-12-06's fourth session; never tuned on)
 #: Adversarial kinds of a set of which fewer than half are caught (measured; the README says which): each is an
@@ -82,11 +82,11 @@ ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, 
 #: heldout12 9 of 15 (the thresholds above are one answer below).
 #: heldout13 (round w, blind, reported by folder names only) arrived with the model of 2705dbd: 7 of 15 (5 by the rules
 #: alone), 95 % within 1. The model fitted on dev_router4 and dev_router5 too (by the same dev-only rule; threshold
-#: 0.88, every sentence scored) routes fewer correct sentences (held-out sentence sets 1 of 255, was 7) and gives
-#: heldout9 to heldout13 11, 8, 10, 7, 6 of 15 (ADVERSARIAL_CAUGHT holds them at or just below that): heldout12 is
-#: below half again. heldout5's 0.25 became 0.7 with the first model: 7 of its 10 adversarial answers.
+#: 0.94, C = 32 chosen on dev folds, every sentence scored) routes fewer correct sentences (held-out sentence sets 1 of
+#: 255, was 7) and gives heldout9 to heldout13 11, 9, 10, 8, 6 of 15 (ADVERSARIAL_CAUGHT holds them at or just below
+#: that). heldout5's 0.25 became 0.7 with the first model: 7 of its 10 adversarial answers.
 KNOWN_MISSED = {("heldout4_ex4", "confident_error"),
-                ("heldout5_ex4", "nonsense"), ("heldout12", "confident_error"), ("heldout13", "confident_error")}
+                ("heldout5_ex4", "nonsense"), ("heldout13", "confident_error")}
 
 
 @pytest.fixture(scope="module", params=sorted(agreement.RUBRICS))
