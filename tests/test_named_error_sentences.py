@@ -26,11 +26,11 @@ bench = bench_module("named_errors")
 #: The red teams measure what the rules cannot read. dev_router1 and dev_router2 (2026-12-07, two writers who read nothing
 #: of the grader, written to train the error model): at arrival 81 and 85 of 228 errors named, 1 and 5 correct sentences
 #: named and one error given another error's name; after three fixes (the mixing "only" in attention, a layer norm that
-#: "needs no causal mask", a sentence that opens with the residual run) 0 and 3. dev_router4: one correct sentence named
+#: "needs no causal mask", a sentence that opens with the residual run) 0 and 3; 2 after "one might picture". dev_router4: one correct sentence named
 #: ("I wrote that BERT uses a causal mask, but I was confusing it with GPT": a plain "I wrote that" stays asserted).
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (82, 49), "dev_router1": (0, 81), "dev_router2": (3, 85),
+          "heldout_redteam6": (82, 49), "dev_router1": (0, 81), "dev_router2": (2, 85),
           "dev_router3": (0, 0), "dev_router4": (1, 80), "dev_router5": (0, 53)}
 #: Error sentences that make a second error as well, read by a person after the grader named it (the label gives one
 #: topic per sentence): "12 heads take 12 times as long" is more heads costing proportionally more.
@@ -243,6 +243,8 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (2, "I first wrote that the MLP combines the words, but it is attention that combines words; the MLP processes "
         "each word's vector alone."),
     (1, "The heads do not run serially; they run at the same time."),
+    (1, "One might picture W_O being applied to each head on its own, but it acts after the concatenation, which is "
+        "precisely where the heads' findings are combined."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()

@@ -160,7 +160,11 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                    r"|\baccording to some\b"),
     ("attributed", r"\b(?:one|you|someone|a student|a reader) (?:might|may|could|would) (?:think|say|assume|"
                    r"expect|believe|guess|imagine|suppose)\b(?: that\b)?|\bit is (?:\w+ )?tempting to (?:think|say|assume|"
-                   r"believe)\b(?: that\b)?"),
+                   r"believe)\b(?: that\b)?"
+                   # "one might picture W_O being applied to each head on its own, but ..." (dev_router2); not "you
+                   # could picture the heads as readers", the student's own picture offered to the reader
+                   r"|\b(?:one|someone|a student|a reader|many|some) (?:might|may|could|would) (?:picture|envision|"
+                   r"visuali[sz]e)\b"),
     # the reader's (or, in a letter to one's past self, the writer's old) belief that the sentence then corrects:
     # "you'll assume that eight heads cost eight times as much, but ...", "you probably believe X; in fact ..." (not
     # "you can think of each head as ...", not "as you'd expect, ...", not a belief the sentence confirms: "you'd think
