@@ -33,6 +33,7 @@ import math
 import sys
 import tomllib
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -66,8 +67,21 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def dataset(exercise: str) -> tuple[list[str], list[int], list[str], dict]:
-    """(sentences, labels 1/0, groups, what was read) for ``exercise``; a group names a genuine answer."""
+@dataclass
+class Dataset:
+    """The training pairs of one exercise: ``texts[i]`` with label ``labels[i]`` (1: an error) in group ``groups[i]``
+    (a genuine answer's sentences share one); ``files`` maps each file read to its SHA-256; ``left_out`` counts the
+    genuine answers left out for a named error."""
+
+    texts: list[str]
+    labels: list[int]
+    groups: list[str]
+    files: dict[str, str]
+    left_out: int
+
+
+def dataset(exercise: str) -> Dataset:
+    """The development training pairs of ``exercise`` (see the module's docstring)."""
     qs = QUESTIONS[exercise]
     texts, labels, groups, read = [], [], [], {}
     for path in sorted(SENTENCES.glob("dev_*.toml")):
@@ -94,8 +108,7 @@ def dataset(exercise: str) -> tuple[list[str], list[int], list[str], dict]:
                 texts.append(u)
                 labels.append(0)
                 groups.append(f"answer:{name}")
-    read["genuine answers left out for a named error"] = skipped
-    return texts, labels, groups, read
+    return Dataset(texts, labels, groups, read, skipped)
 
 
 def pairs_sha256(texts: list[str], labels: list[int]) -> str:
@@ -179,14 +192,14 @@ def choose_threshold(p: np.ndarray, labels, groups) -> tuple[float, dict]:
 
 
 def train(exercise: str) -> dict:
-    texts, labels, groups, read = dataset(exercise)
+    data = dataset(exercise)
+    texts, labels, groups = data.texts, data.labels, data.groups
     p = held_apart(texts, labels, groups)
     threshold, table = choose_threshold(p, labels, groups)
     model = fit(texts, labels)
     model["threshold"] = threshold
-    left_out = read.pop("genuine answers left out for a named error")
-    model["trained_on"] = {"files": read, "pairs_sha256": pairs_sha256(texts, labels),
-                           "genuine answers left out for a named error": left_out,
+    model["trained_on"] = {"files": data.files, "pairs_sha256": pairs_sha256(texts, labels),
+                           "genuine answers left out for a named error": data.left_out,
                            "sentences": len(texts), "errors": int(sum(labels)), "C": C,
                            "min_df": MIN_DF, "max_routed": MAX_ROUTED,
                            "held_apart": {str(t): v for t, v in table.items()}}

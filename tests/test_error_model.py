@@ -84,10 +84,10 @@ def test_the_model_was_trained_on_the_current_dev_data(model):
     """The stored model was fitted on exactly the (sentence, label) pairs the training script reads today: a change to
     a dev file, to a dev answer or to what the rubric names in one needs a new model (python bench/train_error_model.py)."""
     import train_error_model as training
-    texts, labels, _, read = training.dataset("exercise1")
-    assert model.trained_on["pairs_sha256"] == training.pairs_sha256(texts, labels), "re-train the error model"
-    assert not [k for k in read if "heldout" in k]  # held-out data is never trained on
-    assert set(model.trained_on["files"]) == {k for k in read if k.endswith(".toml")}
+    data = training.dataset("exercise1")
+    assert model.trained_on["pairs_sha256"] == training.pairs_sha256(data.texts, data.labels), "re-train the error model"
+    assert not [k for k in data.files if "heldout" in k]  # held-out data is never trained on
+    assert model.trained_on["files"] == data.files
     assert model.trained_on["max_routed"] == training.MAX_ROUTED
 
 
@@ -164,3 +164,12 @@ def test_a_broken_model_file_costs_one_reason_never_the_grade(tmp_path):
     reasons = [r for r in broken.needs_review if "error model" in r]
     assert len(reasons) == 1 and reasons[0].startswith("grader: the error model could not be read")
     assert "KeyError" in reasons[0] and "train_error_model" in reasons[0]
+
+
+def test_at_most_two_sentences_are_quoted_and_the_rest_counted():
+    sentences = ("The engineers decide in advance which head handles grammar and which handles names. Each head is "
+                 "programmed by the designers to look for one specific kind of relation. The normalisation computes "
+                 "its mean over the positions of the sequence for every channel.")  # a reviewer's errors, never trained on
+    a = rubric.evaluate(rubric.load(RUBRIC), ANSWER.format(sentence=sentences))
+    reasons = [r for r in a.needs_review if "learned model" in r]
+    assert len(reasons) == 2 and reasons[-1].endswith(" (and 1 more sentence)") and "(and" not in reasons[0]

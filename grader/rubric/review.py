@@ -237,12 +237,12 @@ def model_routed(rubric: Rubric, units_: list[Unit], a) -> list[str]:
             p = model.probability(u.display)
             if p > model.threshold:
                 out.append((p, u.display))
-    shown = [quote for _, quote in sorted(out, key=lambda x: -x[0])[:MODEL_QUOTES]]
-    more = f" (and {len(out) - len(shown)} more sentence{'s' if len(out) - len(shown) > 1 else ''})" \
-        if len(out) > len(shown) else ""
-    return [f"unsure: a sentence reads like one of the lesson's known mistakes, in words the rubric does not read as "
-            f"one (a learned model's guess; no error is named and no point taken): \"{quote}\""
-            + (more if i == len(shown) - 1 else "") for i, quote in enumerate(shown)]
+    reasons = [f"unsure: a sentence reads like one of the lesson's known mistakes, in words the rubric does not read "
+               f"as one (a learned model's guess; no error is named and no point taken): \"{quote}\""
+               for _, quote in sorted(out, key=lambda x: -x[0])[:MODEL_QUOTES]]
+    if (more := len(out) - len(reasons)) > 0:
+        reasons[-1] += f" (and {more} more sentence{'s' if more > 1 else ''})"
+    return reasons
 
 
 def route(rubric: Rubric, markdown: str, units_: list[Unit], a, matched: list[Unit] | None = None
