@@ -101,7 +101,10 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "heldout12": ROOT / "exercises/exercise1/rubric.toml",
            # a fourteenth, written on 2026-12-07 by a nineteenth writer who reported folder names only (round w): 15
            # confident errors and 5 genuine controls, to measure the error model after its second revision
-           "heldout13": ROOT / "exercises/exercise1/rubric.toml"}
+           "heldout13": ROOT / "exercises/exercise1/rubric.toml",
+           # a fifteenth, written on 2026-12-07 by a twentieth writer who reported folder names only (round x): 15
+           # confident errors and 5 genuine controls, to measure the error model fitted on dev_router6-8
+           "heldout14": ROOT / "exercises/exercise1/rubric.toml"}
 
 
 @dataclass

@@ -100,8 +100,9 @@ def test_held_out_sentences_measured(model):
     """Sentences by writers the model never saw (heldout_s1, heldout_s2: never trained on, never tuned on), measured on
     2026-12-07 with the model of that day: 22 of 60 and 24 of 75 errors routed (19 of the 54 the rules neither name nor
     send to a person), 0 of 120 and 1 of 135 correct sentences. The red teams' correct sentences, written to sound like
-    the errors: 5 of 188 and 3 of 210."""
-    measured = {"heldout_s1": (22, 0), "heldout_s2": (24, 1), "heldout_redteam3": (9, 5), "heldout_redteam6": (22, 3)}
+    the errors: 5 of 188 and 3 of 210. Refitted with dev_router6-8 (2026-12-07): 26 and 32 errors, 1 and 0 correct
+    sentences; the red teams' 5 and 3 (their errors, which the rules name, 9 of 45 and 22 -> 17 of 45)."""
+    measured = {"heldout_s1": (26, 1), "heldout_s2": (32, 0), "heldout_redteam3": (9, 5), "heldout_redteam6": (17, 3)}
     for name, (errors, correct) in measured.items():
         rows = _heldout(name)
         routed = [model.routed(s["text"]) for s in rows]

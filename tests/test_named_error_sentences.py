@@ -28,14 +28,21 @@ bench = bench_module("named_errors")
 #: named and one error given another error's name; after three fixes (the mixing "only" in attention, a layer norm that
 #: "needs no causal mask", a sentence that opens with the residual run) 0 and 3; 2 after "one might picture". dev_router4: one correct sentence named
 #: ("I wrote that BERT uses a causal mask, but I was confusing it with GPT": a plain "I wrote that" stays asserted).
+#: dev_router6-8 (2026-12-07, three more such writers: long sentences, chat and notes, metaphors): at arrival 78, 59 and
+#: 70 of 210 errors named; 7, 2 and 0 correct sentences named, one error given another error's name ("the work per
+#: head shrinks as you add more heads" read as more heads costing more: the "add more" of the heads is no cost).
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
           "heldout_redteam6": (82, 49), "dev_router1": (0, 81), "dev_router2": (2, 85),
-          "dev_router3": (0, 0), "dev_router4": (1, 80), "dev_router5": (0, 53)}
+          "dev_router3": (0, 0), "dev_router4": (1, 80), "dev_router5": (0, 53), "dev_router6": (7, 78),
+          "dev_router7": (2, 59), "dev_router8": (0, 70)}
 #: Error sentences that make a second error as well, read by a person after the grader named it (the label gives one
-#: topic per sentence): "12 heads take 12 times as long" is more heads costing proportionally more.
+#: topic per sentence): "12 heads take 12 times as long", "the time taken by the layer grows with the number of heads"
+#: are more heads costing proportionally more.
 ALSO_MAKES = {"Because the heads run serially, 12 heads take 12 times as long in wall-clock time as one head would.":
-              "heads_cost_more"}
+              "heads_cost_more",
+              "The heads of a layer cannot be parallelised, since head k needs the result of head k-1 as its input, so "
+              "the time taken by the layer grows with the number of heads it has.": "heads_cost_more"}
 
 
 @pytest.fixture(scope="module", params=sorted(LIMITS))
@@ -245,6 +252,9 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "The heads do not run serially; they run at the same time."),
     (1, "One might picture W_O being applied to each head on its own, but it acts after the concatenation, which is "
         "precisely where the heads' findings are combined."),
+    # adding more heads is no cost by itself; a cost that shrinks is no growing cost (dev_router6)
+    (1, "The work per head shrinks as you add more heads, since each one gets a thinner slice of d_model."),
+    (1, "If you add more heads at a fixed width, each head's share of the compute shrinks."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
