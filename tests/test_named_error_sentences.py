@@ -31,11 +31,14 @@ bench = bench_module("named_errors")
 #: dev_router6-8 (2026-12-07, three more such writers: long sentences, chat and notes, metaphors): at arrival 78, 59 and
 #: 70 of 210 errors named; 7, 2 and 0 correct sentences named, one error given another error's name ("the work per
 #: head shrinks as you add more heads" read as more heads costing more: the "add more" of the heads is no cost).
+#: A head's width set equal to d_model ("d_head = d_model", "the head dimension equals d_model"; "h x d_head = d_model"
+#: is right) and "it is easy to think X, but": dev_router1, 2, 5, 6, 8 errors named 81 -> 83, 85 -> 86, 53 -> 56,
+#: 78 -> 79, 70 -> 72; held out (measured, never tuned on): heldout_redteam6 74 -> 73 wrong names, 52 -> 53 errors.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (82, 49), "dev_router1": (0, 81), "dev_router2": (2, 85),
-          "dev_router3": (0, 0), "dev_router4": (1, 80), "dev_router5": (0, 53), "dev_router6": (7, 78),
-          "dev_router7": (2, 59), "dev_router8": (0, 70)}
+          "heldout_redteam6": (82, 49), "dev_router1": (0, 83), "dev_router2": (2, 86),
+          "dev_router3": (0, 0), "dev_router4": (1, 80), "dev_router5": (0, 56), "dev_router6": (6, 79),
+          "dev_router7": (2, 59), "dev_router8": (0, 72)}
 #: Error sentences that make a second error as well, read by a person after the grader named it (the label gives one
 #: topic per sentence): "12 heads take 12 times as long", "the time taken by the layer grows with the number of heads"
 #: are more heads costing proportionally more.
@@ -255,12 +258,27 @@ def test_errors_are_named_and_never_by_another_name(judged):
     # adding more heads is no cost by itself; a cost that shrinks is no growing cost (dev_router6)
     (1, "The work per head shrinks as you add more heads, since each one gets a thinner slice of d_model."),
     (1, "If you add more heads at a fixed width, each head's share of the compute shrinks."),
+    # a belief set up to be corrected (dev_router6)
+    (2, "It is easy to think the feed-forward layer mixes the tokens, but it does not: it processes every position "
+        "separately, and only attention moves information from one token to another."),
+    (2, "It's natural to assume that the MLP mixes the tokens; it does not."),
+    # the head's width set equal to d_model / h, or d_model for a single head
+    (1, "Each head works in d_head = d_model / h dimensions, 64 of 512."),
+    (1, "With one head, d_head = d_model; with 8 heads d_head = d_model / 8."),
+    (1, "So the parameter count and the FLOPs are about those of one full-width head: h heads × d_head = d_model."),
+    (1, "The heads together span d_model: h x d_head = d_model."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
 
 
 @pytest.mark.parametrize("q, sentence, error", [
+    # the head's width set equal to d_model (dev_router2, dev_router5): "d_head" no longer excuses the sentence
+    (1, "Width note: d_head = d_model for every head; the heads differ in their weights, not in their size.",
+     "heads_full_width"),
+    (1, "Note that the head dimension equals d_model: a 768-wide model has 12 heads that are each 768 wide.",
+     "heads_full_width"),
+    (2, "It is easy to think of the MLP as a per-token function, and the MLP mixes the tokens.", "mlp_mixes_tokens"),
     (2, "The MLP shares information across the positions of the sentence.", "mlp_mixes_tokens"),
     (2, "The MLP looks at the neighbouring tokens to build each output.", "mlp_mixes_tokens"),
     (2, "The MLP gathers information from the other tokens.", "mlp_mixes_tokens"),  # its own action, in the present

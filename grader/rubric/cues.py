@@ -159,8 +159,9 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                    rf"(?:{_WHO}|others|someone|somebody|rumou?r|popular|folk|the internet|online|hearsay)\b"
                    r"|\baccording to some\b"),
     ("attributed", r"\b(?:one|you|someone|a student|a reader) (?:might|may|could|would) (?:think|say|assume|"
-                   r"expect|believe|guess|imagine|suppose)\b(?: that\b)?|\bit is (?:\w+ )?tempting to (?:think|say|assume|"
-                   r"believe)\b(?: that\b)?"
+                   r"expect|believe|guess|imagine|suppose)\b(?: that\b)?|\bit(?:'s| is) (?:\w+ )?(?:tempting|easy|natural|"
+                   r"common) to (?:think|say|assume|believe|imagine|picture|suppose)\b(?! of\b| about\b)(?: that\b)?"
+                   # "it is easy to think the feed-forward layer mixes the tokens, but it does not" (dev_router6)
                    # "one might picture W_O being applied to each head on its own, but ..." (dev_router2); not "you
                    # could picture the heads as readers", the student's own picture offered to the reader
                    r"|\b(?:one|someone|a student|a reader|many|some) (?:might|may|could|would) (?:picture|envision|"
