@@ -34,11 +34,13 @@ bench = bench_module("named_errors")
 #: A head's width set equal to d_model ("d_head = d_model", "the head dimension equals d_model"; "h x d_head = d_model"
 #: is right) and "it is easy to think X, but": dev_router1, 2, 5, 6, 8 errors named 81 -> 83, 85 -> 86, 53 -> 56,
 #: 78 -> 79, 70 -> 72; held out (measured, never tuned on): heldout_redteam6 74 -> 73 wrong names, 52 -> 53 errors.
+#: W_O per head with the heads kept apart ("W_O is applied per head, so each head's info stays separate"): W_O on each
+#: head named in 19 -> 30 of the 94 dev_router errors, no new wrong name on any set, the held-out ones unchanged.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (82, 49), "dev_router1": (0, 83), "dev_router2": (2, 86),
-          "dev_router3": (0, 0), "dev_router4": (1, 80), "dev_router5": (0, 56), "dev_router6": (6, 79),
-          "dev_router7": (2, 59), "dev_router8": (0, 72)}
+          "heldout_redteam6": (82, 49), "dev_router1": (0, 85), "dev_router2": (2, 87),
+          "dev_router3": (0, 0), "dev_router4": (1, 82), "dev_router5": (0, 57), "dev_router6": (6, 80),
+          "dev_router7": (2, 62), "dev_router8": (0, 73)}
 #: Error sentences that make a second error as well, read by a person after the grader named it (the label gives one
 #: topic per sentence): "12 heads take 12 times as long", "the time taken by the layer grows with the number of heads"
 #: are more heads costing proportionally more.
@@ -267,6 +269,10 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "With one head, d_head = d_model; with 8 heads d_head = d_model / 8."),
     (1, "So the parameter count and the FLOPs are about those of one full-width head: h heads × d_head = d_model."),
     (1, "The heads together span d_model: h x d_head = d_model."),
+    # W_O's blocks per head, summed; the right order (dev_router1-8's near misses)
+    (1, "W_O can be read per head: each head's output meets its own block of W_O and the results are summed, so "
+        "nothing stays separate."),
+    (1, "W_O is not applied per head, so the heads do not stay separate: it mixes them after the concatenation."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -279,6 +285,10 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (1, "Note that the head dimension equals d_model: a 768-wide model has 12 heads that are each 768 wide.",
      "heads_full_width"),
     (2, "It is easy to think of the MLP as a per-token function, and the MLP mixes the tokens.", "mlp_mixes_tokens"),
+    # W_O per head, the heads kept apart (dev_router7)
+    (1, "W_O is applied per head, so each head's info stays separate all the way to the next layer.", "wo_before_concat"),
+    (1, "Since W_O only sees one head at a time, the heads never exchange anything inside the attention layer.",
+     "wo_before_concat"),
     (2, "The MLP shares information across the positions of the sentence.", "mlp_mixes_tokens"),
     (2, "The MLP looks at the neighbouring tokens to build each output.", "mlp_mixes_tokens"),
     (2, "The MLP gathers information from the other tokens.", "mlp_mixes_tokens"),  # its own action, in the present
