@@ -36,11 +36,15 @@ bench = bench_module("named_errors")
 #: 78 -> 79, 70 -> 72; held out (measured, never tuned on): heldout_redteam6 74 -> 73 wrong names, 52 -> 53 errors.
 #: W_O per head with the heads kept apart ("W_O is applied per head, so each head's info stays separate"): W_O on each
 #: head named in 19 -> 30 of the 94 dev_router errors, no new wrong name on any set, the held-out ones unchanged.
+#: A builder (or design time) that sets a head's job: 17 -> 30 of the 94 dev_router errors on heads given their jobs,
+#: the held-out ones unchanged. A looser first version (any builder, verb, head and job within 16 words: 35 of 94) named
+#: on a held-out answer an error its label says it does not make (heldout11, measured, not read), and a red team's
+#: correct sentence: it was narrowed before it landed.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (82, 49), "dev_router1": (0, 85), "dev_router2": (2, 87),
-          "dev_router3": (0, 0), "dev_router4": (1, 82), "dev_router5": (0, 57), "dev_router6": (6, 80),
-          "dev_router7": (2, 62), "dev_router8": (0, 73)}
+          "heldout_redteam6": (82, 49), "dev_router1": (0, 86), "dev_router2": (2, 90),
+          "dev_router3": (0, 0), "dev_router4": (1, 83), "dev_router5": (0, 60), "dev_router6": (6, 82),
+          "dev_router7": (2, 64), "dev_router8": (0, 74)}
 #: Error sentences that make a second error as well, read by a person after the grader named it (the label gives one
 #: topic per sentence): "12 heads take 12 times as long", "the time taken by the layer grows with the number of heads"
 #: are more heads costing proportionally more.
@@ -273,6 +277,12 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "W_O can be read per head: each head's output meets its own block of W_O and the results are summed, so "
         "nothing stays separate."),
     (1, "W_O is not applied per head, so the heads do not stay separate: it mixes them after the concatenation."),
+    # builders who choose the number of heads, researchers who probe what a head does, roles that emerge
+    (1, "The designers choose the number of heads; what each head does is learned in training."),
+    (1, "Interpretability researchers probed BERT and found which head tracks coreference."),
+    (1, "The authors of GPT-2 chose 12 heads per layer, and the heads then picked their own jobs in training."),
+    (1, "In the contract picture the partner hands out the tasks in advance, but in the model no one assigns a head "
+        "its role."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -285,6 +295,13 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (1, "Note that the head dimension equals d_model: a 768-wide model has 12 heads that are each 768 wide.",
      "heads_full_width"),
     (2, "It is easy to think of the MLP as a per-token function, and the MLP mixes the tokens.", "mlp_mixes_tokens"),
+    # a builder, or design time, that sets a head's job (dev_router2, dev_router4, dev_router7)
+    (1, "the engineers decide what each head does, like head 1 = syntax, head 2 = coreference, before training even "
+        "starts", "heads_assigned_roles"),
+    (1, "The jobs of the heads are specified in the architecture: head 1 is designated for the previous token, head 2 "
+        "for subject-verb agreement, and so on.", "heads_assigned_roles"),
+    (1, "The model designers assign each head a specific linguistic function, such as tracking subject-verb agreement.",
+     "heads_assigned_roles"),
     # W_O per head, the heads kept apart (dev_router7)
     (1, "W_O is applied per head, so each head's info stays separate all the way to the next layer.", "wo_before_concat"),
     (1, "Since W_O only sees one head at a time, the heads never exchange anything inside the attention layer.",
