@@ -277,6 +277,15 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "W_O can be read per head: each head's output meets its own block of W_O and the results are summed, so "
         "nothing stays separate."),
     (1, "W_O is not applied per head, so the heads do not stay separate: it mixes them after the concatenation."),
+    # a red team against the rules of 2026-12-07 (W_O per head, a head's width, a builder's job for a head)
+    (1, "W_O is not applied per head; if it were, the heads would never mix."),
+    (1, "Everything before W_O happens per head, so the heads stay separate until W_O combines them."),
+    (1, "It's a common myth that engineers assign each head a job."),
+    (1, "Researchers choose eight heads; which head tracks syntax is up to the data."),
+    (1, "When n_heads = 1, d_k = d_model, which is just ordinary attention."),
+    (1, "In a 1-head model the head dimension equals d_model."),
+    (1, "d_k is d_model, divided by h, so 64 for the base model."),
+    (1, "The product of h and d_k equals d_model."),
     # builders who choose the number of heads, researchers who probe what a head does, roles that emerge
     (1, "The designers choose the number of heads; what each head does is learned in training."),
     (1, "Interpretability researchers probed BERT and found which head tracks coreference."),

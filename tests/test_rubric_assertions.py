@@ -558,3 +558,18 @@ def test_stacking_is_said_of_blocks_not_of_heads_or_sublayers():
 ])
 def test_an_attribution_the_student_agrees_with(sentence, phrase, expected):
     assert stance_of(sentence, phrase) == expected
+
+
+@pytest.mark.parametrize("before", ["Multi-head attention is the core of every transformer layer.", "Attention is useful.",
+                                    "The layer has several heads."])
+@pytest.mark.parametrize("sentence", ["It is a myth that the heads run one after another.",
+                                      "It's a common misconception that the heads run one after another.",
+                                      "It is wrong to say that the heads run one after another."])
+def test_a_frame_after_a_sentence_keeps_its_dummy_it(before, sentence):
+    # the "it" of "it is a myth that" stands for nothing: read as the previous sentence's subject ("attention is a
+    # myth that the heads run one after another"), the frame was lost and the error named (a red team, 2026-12-07)
+    a = rubric.evaluate(RUBRIC, f"## 1. Multi-head attention\n\n{before} {sentence}\n")
+    assert not a.misconceptions["heads_sequential"].found
+    # a referring "it" still stands for its subject
+    a = rubric.evaluate(RUBRIC, f"## 1. Multi-head attention\n\n{before} It runs the heads one after another.\n")
+    assert a.misconceptions["heads_sequential"].found

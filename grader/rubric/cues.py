@@ -74,7 +74,7 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
                r"usual )?(?:misconception|myth|mistake|error|fallacy|misunderstanding|confusion|trap|pitfall|(?<=common )"
                r"guess|(?<=common )assumption|(?<=popular )guess|(?<=first )guess)"
                r"s? (?:is|are|was)\b(?: that\b| to think\b)?"),
-    ("framed", r"\b(?:it|this) is (?:a |an )?(?:common |popular |widespread )?(?:myth|misconception|mistake|"
+    ("framed", r"\b(?:it|this)(?: is|'s) (?:a |an )?(?:common |popular |widespread )?(?:myth|misconception|mistake|"
                r"error|fallacy) (?:that|to (?:think|say|believe))\b"),
     # a sentence labelled as the wrong idea it states: "Myth: the MLP mixes tokens.", "Common misconception: ...",
     # "Not: heads split tokens" (the label ends its segment at the colon; the frame takes the next one)

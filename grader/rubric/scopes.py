@@ -64,7 +64,12 @@ _SUBJECT = re.compile(r"(?:(?:in|for|within|inside|with) [^,]{1,40}, )?((?:(?:th
 _IT = re.compile(r"(?:(?:and|but|so|yet|then|instead),? )?(?P<p>it)\b(?! (?:is|was) (?:\w+ )?(?:important|clear|easy|"
                  r"hard|possible|impossible|true|false|worth|known|likely|unlikely|useful|necessary|interesting|natural|"
                  r"surprising|tempting|common|fair|obvious|enough)\b)(?! (?:seems|seemed|turns out|turned out|means|meant|"
-                 r"follows|appears|appeared|helps|is said|was said|is thought|is often|matters|depends)\b)")
+                 r"follows|appears|appeared|helps|is said|was said|is thought|is often|matters|depends)\b)"
+                 # a frame's dummy "it": "it is a myth that ...", "it is a common misconception that ...", "it is wrong
+                 # to say ...", "it is not true that ..." (read with a subject in its place, the frame was lost)
+                 r"(?!(?: is| was|'s) (?:(?:a|an|one) )?(?:(?:very|really|common|popular|widespread|frequent|classic|"
+                 r"typical|big|serious) )*(?:myth|misconception|mistake|error|fallacy|misunderstanding|wrong|false|"
+                 r"untrue|incorrect|not true|not correct|not the case|simply not)\b)")
 #: The simple singular subject that opens a sentence, before a verb a singular subject takes: "the layer has",
 #: "the MLP works", "layer norm keeps".
 _SUBJECT_ONE = re.compile(r"(?:(?:in|for|within|inside|with) [^,]{1,40}, )?((?:(?:the|this|that|its|our|each|every) )"
