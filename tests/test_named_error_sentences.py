@@ -284,6 +284,7 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "Researchers choose eight heads; which head tracks syntax is up to the data."),
     (1, "When n_heads = 1, d_k = d_model, which is just ordinary attention."),
     (1, "In a 1-head model the head dimension equals d_model."),
+    (1, "The head dimension equals d_model only if there is one attention head."),
     (1, "d_k is d_model, divided by h, so 64 for the base model."),
     (1, "The product of h and d_k equals d_model."),
     # builders who choose the number of heads, researchers who probe what a head does, roles that emerge
