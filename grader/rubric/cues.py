@@ -296,13 +296,15 @@ RETRACT = re.compile(
 #: reaches every sentence before it, in every paragraph; other retractions reach their own paragraph.
 RETRACT_ANSWER = re.compile(r"\b(?:above|so far|this answer|the answer|my answer|whole answer|entire answer|"
                             r"everything (?:that )?(?:i|we) (?:have )?(?:just )?(?:wrote|written|said))\b")
-#: A frame after the statement: "*that* heads run in parallel *is a myth*", "*the claim that* ... *is false*".
+#: A frame after the statement: "*that* heads run in parallel *is a myth*", "*the claim that* ... *is false*",
+#: "*saying* the engineers assign each head a task *is a misunderstanding of* how transformers work".
 TRAILING_FRAME_START = re.compile(r"\s*(?:(?:but|and|so|yet) )?(?:the (?:claim|idea|belief|notion|view|statement|"
-                                  r"assumption|story|suggestion|thought|myth) that|that)\b")
+                                  r"assumption|story|suggestion|thought|myth) that|that|(?:saying|claiming|thinking|"
+                                  r"believing|assuming|to (?:say|claim|think|believe|assume))(?: that)?)\b")
 TRAILING_FRAME_END = re.compile(
     r"\b(?:is|was) (?:(?:simply|just|quite|plainly|completely|totally|entirely|also|of course) )?(?:(?:a|an)(?: (?:common|"
     r"popular|widespread|persistent|old|urban|classic|frequent|total|complete))? (?:myth|misconception|mistake|error|"
-    r"fallacy|falsehood|misunderstanding|fiction)|false|wrong|untrue|incorrect|inaccurate|nonsense|mistaken|fiction|"
+    r"fallacy|falsehood|misunderstanding|fiction)(?: (?:of|about) [^.;!?]{1,60})?|false|wrong|untrue|incorrect|inaccurate|nonsense|mistaken|fiction|"
     r"made up|the (?:opposite|reverse) of (?:the truth|what is true|what happens)|not (?:true|correct|right|accurate|the case|so))"
     r"(?: too| as well| either)?\s*[.!]*\s*$|\b(?:does|do|did) not (?:hold (?:up|water)|stand up|survive (?:a|any) "
     r"(?:look|test|check))\s*[.!]*\s*$|\b(?:has been|was|is) (?:debunked|disproved|disproven|refuted)\s*[.!]*\s*$")
