@@ -287,6 +287,7 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "The head dimension equals d_model only if there is one attention head."),
     (1, "Saying the engineers assign each head a task is a misunderstanding of how transformers work."),
     (1, "To say that the heads run one after another is a mistake."),
+    (1, "Many textbooks draw pictures where designers hand each head a role, which is misleading."),
     (1, "d_k is d_model, divided by h, so 64 for the base model."),
     (1, "The product of h and d_k equals d_model."),
     # builders who choose the number of heads, researchers who probe what a head does, roles that emerge

@@ -234,10 +234,12 @@ REFUTE_SAME = re.compile(r"^\s*(?:and |but )?(?:(?:that|this|which|it) (?:is|was
                           rf"incorrect|untrue|a myth|a misconception|a mistake|not (?:true|correct|right))\b|{_NOT_SO}|{_REVERSE}|"
                           r"(?:i|we) (?:was|were) (?:wrong|mistaken)\b)")
 #: A sub-clause that refutes or distances the rest of its segment: "..., *which turned out to be false*", "..., *or so
-#: the story goes*", "..., *said no one ever*".
+#: the story goes*", "..., *said no one ever*", "textbooks draw designers handing each head a role, *which is
+#: misleading*".
 REFUTE_CLAUSE = re.compile(
     r"(?:which|that) (?:is|was|turned out to be|turns out to be|proved to be|proves to be|has proved) (?:simply |just |"
-    r"completely |totally )?(?:wrong|false|incorrect|untrue|a myth|nonsense|not true|the opposite of the truth)\b|"
+    r"completely |totally |quite |very |deeply )?(?:wrong|false|incorrect|untrue|a myth|nonsense|not true|the opposite of the "
+    r"truth|misleading|a misconception|a misunderstanding)\b|"
     r"or so (?:the story goes|they say|we are told|i am told|i was told|it is said|people say)\b|"
     r"said no(?: ?one| body)(?: ever)?\b|(?:yeah|oh)?,? ?as if\s*[.!]*$|(?:yeah|oh),? right\s*[.!?]*$|"
     r"sure,? sure\s*[.!]*$|(?:apparently|supposedly|allegedly|reportedly)\s*[.!]*$")
