@@ -64,12 +64,7 @@ _SUBJECT = re.compile(r"(?:(?:in|for|within|inside|with) [^,]{1,40}, )?((?:(?:th
 _IT = re.compile(r"(?:(?:and|but|so|yet|then|instead),? )?(?P<p>it)\b(?! (?:is|was) (?:\w+ )?(?:important|clear|easy|"
                  r"hard|possible|impossible|true|false|worth|known|likely|unlikely|useful|necessary|interesting|natural|"
                  r"surprising|tempting|common|fair|obvious|enough)\b)(?! (?:seems|seemed|turns out|turned out|means|meant|"
-                 r"follows|appears|appeared|helps|is said|was said|is thought|is often|matters|depends)\b)"
-                 # a frame's dummy "it": "it is a myth that ...", "it is a common misconception that ...", "it is wrong
-                 # to say ...", "it is not true that ..." (read with a subject in its place, the frame was lost)
-                 r"(?!(?: is| was|'s) (?:(?:a|an|one) )?(?:(?:very|really|common|popular|widespread|frequent|classic|"
-                 r"typical|big|serious) )*(?:myth|misconception|mistake|error|fallacy|misunderstanding|wrong|false|"
-                 r"untrue|incorrect|not true|not correct|not the case|simply not)\b)")
+                 r"follows|appears|appeared|helps|is said|was said|is thought|is often|matters|depends)\b)")
 #: The simple singular subject that opens a sentence, before a verb a singular subject takes: "the layer has",
 #: "the MLP works", "layer norm keeps".
 _SUBJECT_ONE = re.compile(r"(?:(?:in|for|within|inside|with) [^,]{1,40}, )?((?:(?:the|this|that|its|our|each|every) )"
@@ -91,6 +86,9 @@ def resolve_leading(previous: str, sentence: str) -> tuple[str, int, int, int] |
     """
     pronoun, subject = PRONOUN.match(sentence), _SUBJECT.match(previous)
     if not pronoun:
+        if any(p.match(sentence) for _, p in cues.FRAMES):
+            return None  # a frame's dummy "it": "it is a myth that ...", "it is wrong to say that ..." (read with a
+            # subject in its place, "attention is a myth that ...", the frame would be lost)
         pronoun, subject = _IT.match(sentence), _SUBJECT_ONE.match(previous)
         if subject and any(w.endswith("s") and not w.endswith("ss") for w in subject.group(1).split()[1:]):
             return None  # a plural noun ("the heads") or a verb's -s form is no singular subject
