@@ -104,7 +104,11 @@ RUBRICS = {"exercise1": ROOT / "exercises/exercise1/rubric.toml",
            "heldout13": ROOT / "exercises/exercise1/rubric.toml",
            # a fifteenth, written on 2026-12-07 by a twentieth writer who reported folder names only (round x): 15
            # confident errors and 5 genuine controls, to measure the error model fitted on dev_router6-8
-           "heldout14": ROOT / "exercises/exercise1/rubric.toml"}
+           "heldout14": ROOT / "exercises/exercise1/rubric.toml",
+           # a sixteenth, written on 2026-12-07 by a twenty-first writer who reported folder names only (round y): 15
+           # confident errors and 5 genuine controls from writers of other fields, justifications, derivations and
+           # worked examples, to measure the error model fitted on dev_router9-10
+           "heldout15": ROOT / "exercises/exercise1/rubric.toml"}
 
 
 @dataclass

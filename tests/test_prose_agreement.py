@@ -50,17 +50,19 @@ WITHIN_1 = {"exercise1": 0.86, "exercise4": 0.80, "heldout1": 0.70, "heldout2": 
             "heldout8_ex4": 0.75, "heldout9_ex4": 0.65, "heldout10_ex4": 0.65, "heldout6": 0.80,
             "heldout11_ex4": 0.75, "heldout7": 0.80, "heldout12_ex4": 0.75, "heldout8": 0.75, "heldout13_ex4": 0.65,
             "heldout9": 0.90, "heldout10": 0.85, "heldout11": 0.85, "heldout12": 0.85, "heldout13": 0.85,
-            "heldout14": 0.85}
+            "heldout14": 0.85, "heldout15": 0.9}
 #: Floors on Spearman and QWK: 0.8 unless a set measured lower (heldout7_ex4: 0.70 and 0.57; heldout8: QWK 0.67 on 4).
 CORRELATION = {"heldout7_ex4": (0.65, 0.5), "heldout8": (0.8, 0.6), "heldout9": (0.6, 0.6), "heldout10": (0.5, 0.75),
-               "heldout11": (0.6, 0.6), "heldout12": (0.6, 0.6), "heldout13": (0.6, 0.6), "heldout14": (0.75, 0.5)}
+               "heldout11": (0.6, 0.6), "heldout12": (0.6, 0.6), "heldout13": (0.6, 0.6), "heldout14": (0.75, 0.5),
+               "heldout15": (0.7, 0.65)}
 ADVERSARIAL_MAX = 3.0
 #: Share of each set's adversarial answers that must be at most 3/10 or flagged (measured 0.89-0.98; the issue asks for all: see
 #: the README of exercise 1 for the kinds still missed).
 ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, "heldout4_ex4": 0.75, "heldout5": 0.7,
                       "heldout5_ex4": 0.5, "heldout6_ex4": 0.6, "heldout7_ex4": 0.6,
                       "heldout8_ex4": 0.4, "heldout9_ex4": 0.8, "heldout10_ex4": 0.75, "heldout9": 0.6,
-                      "heldout10": 0.5, "heldout11": 0.5, "heldout12": 0.5, "heldout13": 0.55, "heldout14": 0.8}
+                      "heldout10": 0.5, "heldout11": 0.5, "heldout12": 0.5, "heldout13": 0.55, "heldout14": 0.8,
+                      "heldout15": 0.7}
 # measured there: 10 of 12, 5 of 5, 9 of 12, 3 of 4, 5 of 10, 2 of 4, 4 of 5, 4 of 5, 4 of 5, 5 of 5, 4 of 4 (heldout5 3 of
 # 10, heldout6_ex4 3 of 5 and heldout8_ex4 2 of 5 at the start of 2026-12-06's fourth session; never tuned on)
 #: Adversarial kinds of a set of which fewer than half are caught (measured; the README says which): each is an
@@ -90,6 +92,9 @@ ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, 
 #: of 5 controls flagged. The model fitted on dev_router6-8 too (three more writers; same dev-only rule, threshold 0.95):
 #: heldout9 to heldout14 12, 9, 10, 9, 9, 13 of 15, so heldout13's confident errors leave this table (9 of 15; measured,
 #: never tuned on); 95 % of heldout14 within 1 (Spearman 0.85, QWK 0.61).
+#: heldout15 (round y, blind, reported by folder names only: writers from other fields, justifications, derivations)
+#: arrived with that model at 8a33d8e: 12 of 15 (11 by the rules alone), 1 of 5 controls flagged, 100 % within 1
+#: (Spearman 0.81, QWK 0.79).
 KNOWN_MISSED = {("heldout4_ex4", "confident_error"), ("heldout5_ex4", "nonsense")}
 
 
@@ -108,7 +113,7 @@ def test_labelled_set_is_large_enough_and_split(graded):
                             "heldout8_ex4": 15, "heldout9_ex4": 15, "heldout10_ex4": 15, "heldout6": 6,
                             "heldout11_ex4": 4, "heldout7": 6, "heldout12_ex4": 4, "heldout8": 4,
                             "heldout13_ex4": 3, "heldout9": 3, "heldout10": 3, "heldout11": 5, "heldout12": 5, "heldout13": 5,
-                            "heldout14": 5}[exercise]
+                            "heldout14": 5, "heldout15": 5}[exercise]
     if exercise.startswith("heldout"):
         assert len(test) == len(rows)  # all of it is a test set
     else:
