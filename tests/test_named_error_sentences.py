@@ -40,11 +40,20 @@ bench = bench_module("named_errors")
 #: the held-out ones unchanged. A looser first version (any builder, verb, head and job within 16 words: 35 of 94) named
 #: on a held-out answer an error its label says it does not make (heldout11, measured, not read), and a red team's
 #: correct sentence: it was narrowed before it landed.
+#: dev_router9 and dev_router10 (2026-12-07, writers from other fields and exam-style justifications): at arrival 66 and
+#: 86 of 210 errors named, 3 and 2 correct sentences named. The heads' shared projections, the residual path carrying
+#: the attention weights and the MLP mixing tokens in the field's other words (ordered relations, not words near each
+#: other), with a red team against each (dev_redteam7, dev_redteam8: 61 of 181 and 58 of 153 correct sentences named
+#: by the first versions, none now): those three topics 92 -> 169 of the 366 dev_router errors; dev_router1-8 539 ->
+#: 603; held out (measured, never tuned on): heldout_redteam3 56 -> 54 and heldout_redteam6 73 -> 71 wrong names,
+#: heldout_s1 1 -> 0, heldout_s2 errors 54 -> 56. A first, looser sharing rule (the words within 14 of each other) named
+#: the error on two held-out answers labelled without it (heldout11, heldout12: measured, not read) and was not kept.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (82, 49), "dev_router1": (0, 86), "dev_router2": (2, 90),
-          "dev_router3": (0, 0), "dev_router4": (1, 83), "dev_router5": (0, 60), "dev_router6": (6, 82),
-          "dev_router7": (2, 64), "dev_router8": (0, 74)}
+          "heldout_redteam6": (82, 49), "dev_router1": (0, 98), "dev_router2": (2, 96),
+          "dev_router3": (0, 0), "dev_router4": (1, 90), "dev_router5": (0, 68), "dev_router6": (6, 86),
+          "dev_router7": (2, 81), "dev_router8": (0, 83), "dev_router9": (3, 71), "dev_router10": (2, 94),
+          "dev_redteam7": (0, 0), "dev_redteam8": (0, 0)}
 #: Error sentences that make a second error as well, read by a person after the grader named it (the label gives one
 #: topic per sentence): "12 heads take 12 times as long", "the time taken by the layer grows with the number of heads"
 #: are more heads costing proportionally more.
@@ -296,6 +305,27 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (1, "The authors of GPT-2 chose 12 heads per layer, and the heads then picked their own jobs in training."),
     (1, "In the contract picture the partner hands out the tasks in advance, but in the model no one assigns a head "
         "its role."),
+    # near the heads sharing their projections (dev_redteam7, a red team against a looser first version)
+    (1, "All heads use the same keys' positions but compute different key vectors for them."),
+    (1, "Sharing the keys and values across heads is a later efficiency trick, not part of the lesson's attention."),
+    (1, "Heads do not get individual query weights per batch element, since the parameters are fixed after training."),
+    (1, "Every head computes its queries, keys and values from the same hidden states."),
+    (1, "All heads share one weight tensor in memory, q_proj.weight, but head 0 only ever touches outputs 0 to 63 of it."),
+    (1, "In Llama 2 70B groups of eight query heads share one key and value projection (grouped-query attention)."),
+    (1, "There are h times three projection matrices per layer, one query, one key and one value for every head."),
+    (1, "Within each of the 8 heads, the same query weights are reused at every position of the sequence."),
+    (1, "Each head output goes through the same projection matrix after the heads are concatenated."),
+    # near the residual stream carrying the weights, and the MLP mixing tokens (dev_redteam2, 4, 5; dev_router1-10)
+    (2, "The residual connection keeps x unchanged past the attention weights and adds attention's output to it."),
+    (2, "no, the residual doesnt carry attention weights. it carries the hidden vectors for each position"),
+    (2, "The residual stream stores each token's vector, from which every block computes fresh attention weights."),
+    (2, "The attention weights decide how much of each value vector is added to the residual stream."),
+    (2, "The MLP shares its weights across all positions."),
+    (2, "The MLP combines the features of a vector, and the same combination is used across all positions."),
+    (2, "The MLP in every block works on vectors that were mixed across the tokens just before."),
+    (2, "I think the MLP just takes one token's vector and transforms it, the mixing between tokens already happened in "
+        "attention."),
+    (2, "The MLP is applied to each token on its own, like a 1x1 convolution over the sequence."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -328,6 +358,24 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     (2, "Layer norm takes each feature and normalises it across the tokens, so they end up on the same scale.",
      "layer_norm_across_tokens"),
     (2, "The residual stream carries the attention pattern from block to block.", "residual_carries_attention"),
+    # the heads' shared projections, the residual path carrying the weights, the MLP mixing tokens, in the field's other
+    # words (dev_router1-10)
+    (1, "All the heads use one and the same set of query, key and value matrices, so they compute identical queries.",
+     "heads_share_qkv"),
+    (1, "Because W_Q, W_K and W_V are shared between all the heads of a layer, adding heads adds no parameters.",
+     "heads_share_qkv"),
+    (1, "sharing Q, K and V across the heads of a layer is what keeps mha cheap", "heads_share_qkv"),
+    (1, "heads dont get their own W_Q/W_K/W_V, they all read through one common set", "heads_share_qkv"),
+    (2, "the skip connection copies the softmax scores forward, the token representations just get replaced each block.",
+     "residual_carries_attention"),
+    (2, "The attention weights computed in a block are forwarded through the skip connection to the next block.",
+     "residual_carries_attention"),
+    (2, "the residual stream is the running sum of attention maps across the blocks", "residual_carries_attention"),
+    (2, "The feed-forward layer takes the 1024 token vectors and mixes them together into new ones, that's its job.",
+     "mlp_mixes_tokens"),
+    (2, "In the feed-forward network the tokens are exchanging information with each other.", "mlp_mixes_tokens"),
+    (2, "the ffn input is (B, T, d) and it mixes along the T axis", "mlp_mixes_tokens"),
+    (2, "The MLP flattens the whole sequence into one long vector before its hidden layer.", "mlp_mixes_tokens"),
     (3, "BERT only attends to the previous tokens.", "bert_causal"),
     (3, "BERT would use a causal mask, so each token only sees the previous ones.", "bert_causal"),  # "would" alone
     (3, "GPT is bidirectional, so every token sees the whole sentence.", "gpt_bidirectional"),

@@ -508,8 +508,10 @@ def test_more_wordings_of_turns_layer_norm_over_tokens_mlp_blending_and_both_mas
 
 
 @pytest.mark.parametrize("q2, unsure", [
-    # an error in words no evidence knows: a person reads it
-    ("The FFN is where the positions get blended into one another.", True),
+    # an error in words no evidence knows: a person reads it ("The FFN is where the positions get blended into one
+    # another." is now read: the tokens mixed with one another in the MLP)
+    ("Positions end up blended in the FFN.", True),
+    ("The FFN is where the positions get blended into one another.", False),
     # read either way: the error named, or the right version earned in that sentence
     ("The MLP mixes information between tokens.", False),
     ("The MLP works on each token on its own, with no mixing between tokens.", False),

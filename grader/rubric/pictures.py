@@ -41,11 +41,14 @@ from .sentences import Unit
 _DET = r"(?:(?:a|an|the|our|my|your|some|several|many|different|separate|individual|little|small|one)\s+)"
 _HEAD = r"(?:(?:each|every|a|one|the|all the|these|several|multiple)\s+)?(?:attention\s+)?heads?"
 _NOUN = r"(?P<noun>(?!(?:one|two|three|four|five|six|seven|eight|nine|ten)\b)[a-z][a-z'-]{2,})"
-#: The mappings that say a noun stands for the heads (a determiner or "like" before the noun, but after "as").
+#: The mappings that say a noun stands for the heads (a determiner or "like" before the noun, but after "as"). The verb
+#: agrees with the heads ("each head is a reporter", "the heads are chefs"): in "sharing keys across heads is a later
+#: efficiency trick" the heads are not the subject.
 _MAPPINGS = [re.compile(p) for p in (
     rf"\b(?:think of|imagine|picture|see|treat|view)\s+{_HEAD}\s+as\s+(?:being\s+)?(?:like\s+)?{_DET}*(?:\w+\s+)?"
     rf"{_NOUN}",
-    rf"\b{_HEAD}\s+(?:is|are|act as|acts as|work as|works as|behave like|behaves like)\s+(?:just\s+|basically\s+|"
+    rf"\b(?:{_HEAD}(?<=head)\s+(?:is|acts as|works as|behaves like)|{_HEAD}(?<=heads)\s+(?:are|act as|work as|behave "
+    rf"like))\s+(?:just\s+|basically\s+|"
     rf"kind of\s+|sort of\s+)?(?:like\s+{_DET}*|{_DET}+)(?:\w+\s+)?{_NOUN}",
     rf"\b(?:the|our|my|your|these|those|each|every|one|a|an)\s+(?:\w+\s+)?{_NOUN}"
     rf"(?:\s+(?:at|in|of|on|from|with)\s+(?:the|a|an|each|every|our|my|their|his|her)\s+[a-z'-]+)?"

@@ -195,7 +195,7 @@ _LATEX = [
 def normalise(text: str) -> str:
     """The matching form of a sentence: NFKC, lower case, plain quotes/dashes, LaTeX and markup gone.
 
-    ``W^O`` and ``W_{O}`` both become ``w_o``; ``d_{model}`` becomes ``d_model``; "doesn't" becomes
+    ``W^O`` and ``W_{O}`` both become ``w_o``; ``d_{model}`` becomes ``d_model``; "doesn't" (and "doesnt") becomes
     "does not"; full-width letters, superscripts and ligatures fold to ASCII where Unicode says so.
     Letters of every script are kept.
     """
@@ -216,6 +216,9 @@ def normalise(text: str) -> str:
     text = re.sub(r"\bwon't\b", "will not", text)
     text = re.sub(r"\bcan't\b|\bcannot\b", "can not", text)
     text = re.sub(r"(\w)n't\b", r"\1 not", text)
+    # the same contractions typed without the apostrophe, as in chat and notes ("the residual doesnt carry ...")
+    text = re.sub(r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should)nt\b", r"\1 not", text)
+    text = re.sub(r"\bcant\b", "can not", text)
     text = re.sub(r"\s+", " ", text)
     return text.strip()
 
