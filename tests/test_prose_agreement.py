@@ -94,7 +94,8 @@ ADVERSARIAL_CAUGHT = {"heldout3": 0.70, "heldout3_ex4": 0.75, "heldout4": 0.65, 
 #: never tuned on); 95 % of heldout14 within 1 (Spearman 0.85, QWK 0.61).
 #: heldout15 (round y, blind, reported by folder names only: writers from other fields, justifications, derivations)
 #: arrived with that model at 8a33d8e: 12 of 15 (11 by the rules alone), 1 of 5 controls flagged, 100 % within 1
-#: (Spearman 0.81, QWK 0.79).
+#: (Spearman 0.81, QWK 0.79). With the rule round and the model refitted on dev_router9-10 (C = 8; measured once):
+#: heldout9 to heldout15 13, 8, 10, 9, 9, 13, 14 of 15.
 KNOWN_MISSED = {("heldout4_ex4", "confident_error"), ("heldout5_ex4", "nonsense")}
 
 
