@@ -82,6 +82,11 @@ def test_normalise_folds_unicode_latex_and_contractions():
         "w_o and w_o , d_model / h approximately 64 - bert does not"
     assert rubric.normalise("\\text{head}_i = \\frac{QK^\\top}{\\sqrt{d_k}}") == "head_i = qk_t / sqrt d_k"
     assert rubric.normalise("Zo\u00eb\u200b can\u2019t") == "zoë can not"
+    # the same contractions typed without the apostrophe, as chat and notes write them
+    assert rubric.normalise("the residual doesnt carry them, heads dont share, it isnt, u cant") == \
+        "the residual does not carry them, heads do not share, it is not, u can not"
+    assert rubric.normalise("Dont panic: the font and the student are words.") == \
+        "do not panic: the font and the student are words."
 
 
 def test_sentences_split_after_full_stops_but_not_after_abbreviations():

@@ -43,6 +43,9 @@ N = rubric.normalise
     ("Each reporter covering one angle of the same story is an attention head.", ("reporter", "reporters")),
     ("Each musician who reads the same score is a head.", ("musician", "musicians")),
     ("In the picture one meeting room is one head.", ("room", "rooms")),
+    # the heads must be the verb's subject: here "sharing" is, and "efficiency" is no picture
+    ("Sharing the keys and values across heads is a later efficiency trick.", None),
+    ("Splitting d_model among the heads is a neat budget trick.", None),
 ])
 def test_which_noun_is_mapped_onto_the_heads(sentence, picture):
     assert pictures.own_picture([N(sentence)]) == picture
