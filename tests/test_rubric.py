@@ -1,4 +1,5 @@
 """The rubric matcher (grader/rubric/) step by step: reading, normalising, matching, judging."""
+import re
 import textwrap
 
 import pytest
@@ -208,6 +209,26 @@ def test_an_html_blockquote_is_set_apart_as_a_markdown_one_is():
                  "<br>\n\nEnd.")[0]
     assert [(b.text, b.quoted) for b in got] == [("Its answer:", False), ("Each head has its own.", True),
                                                  ("They are joined.", True), ("Mine.", False), ("End.", False)]
+
+
+def test_an_ellipsis_inside_a_formula_does_not_end_the_sentence():
+    from grader.rubric.sentences import split_sentences
+    assert split_sentences("head_2(head_1(X))...) is not multi-head attention. It is a chain.") == [
+        "head_2(head_1(X))...) is not multi-head attention.", "It is a chain."]
+    # an ellipsis before a capital still ends one
+    assert split_sentences("The heads wait... The layers do.") == ["The heads wait...", "The layers do."]
+
+
+def test_a_bracket_after_a_word_is_code_indexing_and_a_bracket_after_a_space_a_link():
+    from grader.rubric.read import blocks
+    text = "Code: x = heads[i](x) and [the paper](https://arxiv.org/abs/1706.03762) says so."
+    assert blocks(text)[0][0].text == "Code: x = heads[i](x) and the paper says so."
+
+
+def test_a_letter_after_head_is_its_index_and_a_noun_after_it_a_compound():
+    from grader.rubric.topic import foreign
+    text = "head k reads the output of head k-1, like the head chef."
+    assert [foreign(text, m.start(), m.end()) for m in re.finditer(r"\bhead\b", text)] == [False, False, True]
 
 
 def test_no_before_a_word_ends_a_sentence_and_a_labelled_no_answers_a_question():

@@ -157,7 +157,8 @@ def _title_line(line: str, nxt: str) -> bool:
 def _strip_inline(text: str) -> str:
     """Remove inline markdown (emphasis, code ticks, links, images, HTML tags); keep the words."""
     text = re.sub(r"!\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", text)
+    # a bracket right after a word is indexing in code, no link: "x = heads[i](x)"
+    text = re.sub(r"(?<![\w\]])\[([^\]]+)\]\([^)]*\)", r"\1", text)
     text = re.sub(r"</?[a-zA-Z][^>]*>", " ", text)
     text = text.replace("**", "").replace("__", "").replace("`", "")
     text = re.sub(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])", r"\1", text)

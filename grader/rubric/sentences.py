@@ -57,7 +57,7 @@ def _initial(end: str) -> bool:
     return not before or before[-1][0].isupper()
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])([\"')\]]*)\s+(?=\S)")
 
 
 @dataclass
@@ -93,12 +93,15 @@ _RELATING_SIGN = re.compile(r"[=:|+(→⇒←>≈~×*]|->|\bx\b")
 def split_sentences(text: str) -> list[str]:
     """Sentences of one block: split after . ! ? unless it ends an abbreviation like "e.g."."""
     pieces, current = [], ""
-    split = _SENTENCE_END.split(text)
+    parts = _SENTENCE_END.split(text)  # text, closing quotes or brackets, text, ...
+    split = [piece + closer for piece, closer in zip(parts[::2], parts[1::2] + [""])]
     for i, piece in enumerate(split):
         current = f"{current} {piece}".strip() if current else piece
         end = current.rstrip("\"')]")
         number = _NUMBER_ABBREV.search(end) and i + 1 < len(split) and split[i + 1][:1].isdigit()  # "No. 5"
-        if not (_ABBREV.search(end) or _initial(end) or number):
+        # an ellipsis inside a sentence goes on when a small letter follows: "head_2(head_1(X))...) is not ..."
+        trailing = end.endswith("...") and i + 1 < len(split) and split[i + 1][:1].islower()
+        if not (_ABBREV.search(end) or _initial(end) or number or trailing):
             pieces.append(current)
             current = ""
     if current:

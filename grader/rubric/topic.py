@@ -107,7 +107,9 @@ def foreign(text: str, start: int, end: int) -> bool:
         nxt = _AFTER.match(text, end)
         if nxt:
             after = nxt.group(1)
-            if not is_domain_word(after) and not re.search(r"(?:s|ed|ing|ly)$", after):
+            # a letter is the head's index ("head k reads the output of head k-1"), no compound
+            if not is_domain_word(after) and not re.search(r"(?:s|ed|ing|ly)$", after) \
+                    and not re.fullmatch(r"[a-z](?:[-+]\d)?", after):
                 return True
     return False
 
