@@ -48,12 +48,21 @@ bench = bench_module("named_errors")
 #: 603; held out (measured, never tuned on): heldout_redteam3 56 -> 54 and heldout_redteam6 73 -> 71 wrong names,
 #: heldout_s1 1 -> 0, heldout_s2 errors 54 -> 56. A first, looser sharing rule (the words within 14 of each other) named
 #: the error on two held-out answers labelled without it (heldout11, heldout12: measured, not read) and was not kept.
+#: 2026-12-08: the heads of a layer running one after another read as relations (a head's output as the next one's
+#: input, waiting for the previous head, order words with the heads as subject, chain nouns, nested calls, step
+#: counts), with two red teams (dev_redteam9, 150 correct sentences written against a description of the rule: 3 named
+#: by the first version; dev_redteam10, written by one who read the rule and tested against it: 120 of 150 named at
+#: arrival, 1 now): the dev_router heads_sequential errors 36 -> 83 of 122, dev_router1-10 768 -> 815. Evaluating
+#: frames found missing for every error ("saying X misdescribes ...", 'the statement "X" is wrong', "Myth #3: X", "the
+#: grader flags answers saying X") are read as framed. Not kept: a relation of a head using "the previous one's" or
+#: "earlier heads'" output (+11 dev errors), which named the error on five labelled answers that do not make it (one
+#: test-split, four held-out: measured, not read); one narrowing for a stated reason left two, so it was dropped.
 LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0), "dev_redteam5": (48, 46),
           "dev_errors": (1, 180), "heldout_s1": (2, 48), "heldout_s2": (6, 50), "heldout_redteam3": (64, 46),
-          "heldout_redteam6": (82, 49), "dev_router1": (0, 98), "dev_router2": (2, 96),
-          "dev_router3": (0, 0), "dev_router4": (1, 90), "dev_router5": (0, 68), "dev_router6": (6, 86),
-          "dev_router7": (2, 81), "dev_router8": (0, 83), "dev_router9": (3, 71), "dev_router10": (2, 94),
-          "dev_redteam7": (0, 0), "dev_redteam8": (0, 0)}
+          "heldout_redteam6": (82, 49), "dev_router1": (0, 101), "dev_router2": (2, 101),
+          "dev_router3": (0, 0), "dev_router4": (1, 95), "dev_router5": (0, 75), "dev_router6": (6, 89),
+          "dev_router7": (2, 88), "dev_router8": (0, 90), "dev_router9": (3, 77), "dev_router10": (2, 99),
+          "dev_redteam7": (0, 0), "dev_redteam8": (0, 0), "dev_redteam9": (0, 0), "dev_redteam10": (1, 0)}
 #: Error sentences that make a second error as well, read by a person after the grader named it (the label gives one
 #: topic per sentence): "12 heads take 12 times as long", "the time taken by the layer grows with the number of heads"
 #: are more heads costing proportionally more.
@@ -326,6 +335,20 @@ def test_errors_are_named_and_never_by_another_name(judged):
     (2, "I think the MLP just takes one token's vector and transforms it, the mixing between tokens already happened in "
         "attention."),
     (2, "The MLP is applied to each token on its own, like a 1x1 convolution over the sequence."),
+    # near the heads handing on their work (dev_redteam9, a red team against the chain relations)
+    (1, "A head in layer 4 can read what a head in layer 2 wrote into the residual stream."),
+    (1, "Induction heads build on the output of a previous-token head in an earlier layer."),
+    (1, "The outputs of the heads sit one after another in the concatenated vector: head 0's slice first."),
+    (1, "You can look at the heads one at a time in a plot, but they were all computed from the same input."),
+    (1, "Each block hands its output to the next block; inside a block the heads do not wait for each other."),
+    (1, "Concat(head_1(X), ..., head_h(X)) W^O is multi-head attention; head_2(head_1(X)) would be a different model."),
+    (1, "The layers run one after another, the heads of a layer side by side."),
+    # heads outside attention, and the heads studied one at a time (dev_redteam10)
+    (1, "In a hard drive the read heads take turns, one at a time."),
+    (1, "A fair coin lands heads three times in a row with probability 1/8."),
+    (1, "Activation patching replaces the heads one at a time to find the ones that matter."),
+    (1, "Let me go through the heads in turn: head 1 looks at the previous word, head 2 at the verb."),
+    (1, "In GPT-2 the heads are numbered in order, 0.0 to 11.11."),
 ])
 def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     assert bench.named(q, sentence)[0] == ()
@@ -514,6 +537,48 @@ def test_correct_sentences_of_each_kind_name_nothing(q, sentence):
     # a plain "I wrote that" is the student's claim (a reviewer's attack on the corrected-first-version cue); so
     # "I wrote that BERT uses a causal mask, but I was confusing it with GPT" (dev_router4) is still named
     (1, "I wrote that the heads take turns, one after another, and I still think that is right.", "heads_sequential"),
+    # the chain inside a layer as relations: hand-off, dependency, waiting, order words, chain nouns, nested calls
+    (1, "Within one layer, the output of head 2 becomes the input of head 3.", "heads_sequential"),
+    (1, "Each head passes its notes on to the next head.", "heads_sequential"),
+    (1, "Head 5 can not start until head 4 has finished.", "heads_sequential"),
+    (1, "In every layer the heads are applied in a fixed order.", "heads_sequential"),
+    (1, "The heads of an attention layer form a pipeline.", "heads_sequential"),
+    (1, "In code: `for i in range(h): x = heads[i](x)`", "heads_sequential"),
+    (1, "With 16 heads there are 16 successive attention steps in every layer.", "heads_sequential"),
 ])
 def test_the_errors_next_to_them_are_still_named(q, sentence, error):
+    assert error in bench.named(q, sentence)[0]
+
+
+@pytest.mark.parametrize("q, sentence", [
+    # an error mentioned to be judged (dev_redteam10 found these frames missing for every error; written here with
+    # other errors than the red team's)
+    (2, "The picture of the MLP mixing the tokens is wrong."),
+    (2, "Saying the MLP mixes the tokens misdescribes the block."),
+    (2, "Anyone who says the MLP mixes the tokens has confused it with attention."),
+    (3, 'The statement "BERT uses a causal mask" is wrong.'),
+    (3, 'A typical exam distractor reads: "BERT uses a causal mask". That option is false.'),
+    (2, "Describing the MLP as mixing the tokens mixes up the two sub-layers."),
+    (2, "The grader flags answers saying the MLP mixes the tokens."),
+    (2, "Early drafts of my notes said the MLP mixes the tokens; I have fixed that."),
+    (3, "The blog's figure wrongly shows BERT with a causal mask."),
+    (2, "This is the picture to avoid: the MLP mixes the tokens."),
+    (3, 'In the quiz, "BERT only looks at the previous tokens" is a distractor.'),
+    (2, "Students who write that the MLP mixes the tokens confuse it with attention."),
+    (3, "Myth #2: BERT uses a causal mask."),
+    (2, "Honestly the MLP mixing the tokens thing is a myth."),
+    (2, "There is no sense in which the MLP mixes the tokens."),
+    (3, "A misleading diagram shows BERT with a causal mask."),
+])
+def test_an_error_mentioned_to_be_judged_names_nothing(q, sentence):
+    assert bench.named(q, sentence)[0] == ()
+
+
+@pytest.mark.parametrize("q, sentence, error", [
+    (2, "The MLP mixes the tokens, which confuses many students.", "mlp_mixes_tokens"),
+    (2, "The MLP mixes the tokens; people get this wrong.", "mlp_mixes_tokens"),
+    (2, "Students who write that the MLP mixes the tokens are right.", "mlp_mixes_tokens"),
+    (3, "The statement in the lesson is that BERT is causal.", "bert_causal"),
+])
+def test_an_error_stated_next_to_judging_words_is_still_named(q, sentence, error):
     assert error in bench.named(q, sentence)[0]

@@ -310,6 +310,9 @@ def clauses(sentence: str, following: str = "", retracted: bool = False) -> tupl
         trailing = cues.TRAILING_FRAME_END.search(text, *seg)
         if trailing and cues.TRAILING_FRAME_START.match(text, seg[0]):  # "that heads ... is a myth"
             marks.append(Cue("framed", trailing.start(), trailing.end(), seg[0], seg[1]))
+        thing = cues.THING_FRAME.search(text, *seg)
+        if thing:  # "honestly the heads taking turns thing is a myth"
+            marks.append(Cue("framed", thing.start(), thing.end(), seg[0], seg[1]))
         if text[seg[0]:seg[1]].rstrip().endswith("?") and not (cues.TAG_QUESTION.match(text[seg[0]:seg[1]])
                                                                and not _CORRECTION.match(following.strip())):
             marks.append(Cue("question", seg[1] - 1, seg[1], seg[0], seg[1]))

@@ -80,9 +80,23 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
     # "Not: heads split tokens" (the label ends its segment at the colon; the frame takes the next one)
     ("framed", r"^\W*(?:(?:a|one|the|another) )?(?:very )?(?:common |popular |frequent |widespread |classic |typical |"
                r"usual )?(?:myth|misconception|mistake|error|fallacy|misunderstanding|pitfall|trap|wrong|false|not|"
-               r"incorrect|wrong (?:idea|picture|view|belief))s?\W*(?=:)"),
+               r"incorrect|wrong (?:idea|picture|view|belief))s?(?:\s*(?:#|no\.?)?\s*\d+)?\W*(?=:)"),
+    # a wording shown as one to avoid: "This is the picture to avoid: ...", "A typical exam distractor reads: ..."
+    ("framed", r"^[^:]{0,40}\b(?:(?:picture|answer|version|thing|sentence|claim|wording|phrasing)s? to avoid|what not to "
+               r"(?:say|write|think)|distractors?(?: reads?| says?| is)?|wrong answers?|false (?:options?|answers?))\W*(?=:)"),
+    # a wording others are marked down for: "the grader flags answers saying ...", "this answer loses a point for
+    # saying ...", "reviewer 2 objected to the sentence ..."
+    ("framed", r"\b(?:flags?|flagged|penali[sz]es|penali[sz]ed|marks? down|loses? (?:a |one )?(?:point|mark)s? for|lost "
+               r"(?:a |one )?(?:point|mark)s? for|objected to|objects to|warns? against)\b[^.;:]{0,40}?\b(?:saying|writing|"
+               r"claiming|stating|the (?:sentence|statement|claim|phrase|line|answer|option|wording))\b(?: that\b)?"),
+    ("framed", r"\b(?:misleading|wrong|bad|badly drawn|incorrect) (?:diagram|figure|picture|drawing|explanation|blog|"
+               r"tutorial|answer|illustration)s? (?:shows?|draws?|says?|suggests?|depicts?|claims?)\b(?: that\b)?"),
+    ("doubted", r"\b(?:early|earlier|first|old|older|previous) (?:drafts?|versions?)(?: of [\w ]{1,20}?)? (?:said|says|"
+                r"claimed|stated|had)\b(?: that\b)?"),
+    ("negated", r"\bthere is no (?:sense|way|case|layer|model|version|point) in which\b|\bin no sense\b"),
     ("framed", r"\b(?:wrongly|mistakenly|incorrectly|falsely|erroneously) (?:believe|believes|think|thinks|"
-               r"assume|assumes|say|says|claim|claims|imagine|imagines)\b(?: that\b)?"),
+               r"assume|assumes|say|says|claim|claims|imagine|imagines|shows?|showed|draws?|drew|depicts?|depicted|"
+               r"suggests?|suggested|states?|stated|implies|implied|describes?|described|writes?|wrote|said)\b(?: that\b)?"),
     ("framed", r"\bcontrary to (?:popular belief|common belief|what (?:many|most|some) (?:people )?"
                r"(?:think|believe|assume|say))\b"),
     ("negated", r"\b(?:it|this|that) (?:is|was|would be|will be|seems)(?: (?:simply|quite|plainly|just|completely|"
@@ -198,7 +212,8 @@ COUNTERFACTUAL = re.compile(r"\b(?:could|might)(?: (?:easily|just|also|well|simp
 _REVERSE = r"(?:if anything,? )?the (?:reverse|opposite) (?:holds|is true|is the case)\b"
 _NOT_SO = r"(?:in reality|in fact|actually|in truth)?,? ?nothing of the sort\b"
 REFUTE_NEXT = re.compile(
-    r"^(?:but |and |yet )?(?:this|that|it|which|the (?:idea|claim|belief)) (?:is|was|would be|is simply|is just) "
+    r"^(?:but |and |yet )?(?:this|that|it|which|the (?:idea|claim|belief)|(?:this|that|the) (?:option|statement|answer|"
+    r"sentence|picture|version|wording)) (?:is|was|would be|is simply|is just) "
     r"(?:wrong|false|incorrect|untrue|mistaken|a myth|a misconception|a mistake|not (?:true|correct|right|so|"
     r"the case|how it works))\b|^(?:wrong|false|untrue|not (?:true|so)|nope|no)\s*[,.!:;]|"
     r"^not (?:if|quite|really|exactly|necessarily)\b|"
@@ -300,15 +315,27 @@ RETRACT_ANSWER = re.compile(r"\b(?:above|so far|this answer|the answer|my answer
                             r"everything (?:that )?(?:i|we) (?:have )?(?:just )?(?:wrote|written|said))\b")
 #: A frame after the statement: "*that* heads run in parallel *is a myth*", "*the claim that* ... *is false*",
 #: "*saying* the engineers assign each head a task *is a misunderstanding of* how transformers work".
-TRAILING_FRAME_START = re.compile(r"\s*(?:(?:but|and|so|yet) )?(?:the (?:claim|idea|belief|notion|view|statement|"
-                                  r"assumption|story|suggestion|thought|myth) that|that|(?:saying|claiming|thinking|"
-                                  r"believing|assuming|to (?:say|claim|think|believe|assume))(?: that)?)\b")
+TRAILING_FRAME_START = re.compile(r"\s*(?:(?:but|and|so|yet|honestly|frankly) ,?)?(?:the (?:claim|idea|belief|notion|view|"
+                                  r"statement|assumption|story|suggestion|thought|myth|misconception|picture|image|"
+                                  r"description|sentence|phrase|option|answer|wording)(?: that| of)?|that|(?:saying|claiming|"
+                                  r"thinking|believing|assuming|describing|picturing|drawing|treating|calling|writing|"
+                                  r"to (?:say|claim|think|believe|assume))(?: that)?|(?:anyone|anybody|someone|students|"
+                                  r"people|those|answers|writers|an answer) (?:who|that|which) (?:says?|writes?|thinks?|"
+                                  r"claims?|believes?)(?: that)?|[^\"]{0,50}?\"(?=[^\"]{12,}\"))\b|\s*\"(?=[^\"]{12,}\")")
+#: "the heads taking turns *thing is a myth*": the whole segment before it is the wrong idea, named as a thing.
+THING_FRAME = re.compile(r"\b(?:thing|stuff|idea|bit|business|notion|picture) (?:is|was) (?:(?:just|simply|totally|a "
+                         r"total|complete) )?(?:a myth|wrong|false|nonsense|untrue|incorrect|made up|a misconception)\s*[.!]*\s*$")
 TRAILING_FRAME_END = re.compile(
     r"\b(?:is|was) (?:(?:simply|just|quite|plainly|completely|totally|entirely|also|of course) )?(?:(?:a|an)(?: (?:common|"
     r"popular|widespread|persistent|old|urban|classic|frequent|total|complete))? (?:myth|misconception|mistake|error|"
     r"fallacy|falsehood|misunderstanding|fiction)(?: (?:of|about) [^.;!?]{1,60})?|false|wrong|untrue|incorrect|inaccurate|nonsense|mistaken|fiction|"
     r"made up|the (?:opposite|reverse) of (?:the truth|what is true|what happens)|not (?:true|correct|right|accurate|the case|so))"
-    r"(?: too| as well| either)?\s*[.!]*\s*$|\b(?:does|do|did) not (?:hold (?:up|water)|stand up|survive (?:a|any) "
+    r"(?: too| as well| either)?\s*[.!]*\s*$|\b(?:is|are|was) (?:a |an |the )?(?:distractor|trap|red flag|picture to avoid|"
+    r"how the (?:error|mistake|misconception) (?:usually |often |typically )?(?:shows|turns) up)\b[^.;!?]*[.!]*\s*$|"
+    r"\b(?:misdescribes|misdescribe|misrepresents?|mixes up|mix up|confuses?|confused|conflates?|misreads?|"
+    r"(?:has|have) confused|(?:comes?|came) from (?:confusing|mixing up|conflating)|earns? no (?:credit|marks?|points?)|"
+    r"gets? (?:it|this|that|\w+ \w+) wrong)\b[^.;!?]*[.!]*\s*$|"
+    r"\b(?:does|do|did) not (?:hold (?:up|water)|stand up|survive (?:a|any) "
     r"(?:look|test|check))\s*[.!]*\s*$|\b(?:has been|was|is) (?:debunked|disproved|disproven|refuted)\s*[.!]*\s*$")
 #: A sentence that opens as a question ("Does each head ..., while another ...?"): up to its "?", all of it is asked.
 QUESTION_OPEN = re.compile(r"^(?:and |but |so )?(?:do|does|did|is|are|was|were|can|could|would|will|should|has|have|"

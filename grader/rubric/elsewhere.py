@@ -33,18 +33,22 @@ _FAMILIES = ("rnns? lstms? grus? cnns? convnets? resnets? resnet-?\\d+ vgg(?:-?\
              "roberta albert distilbert electra xlnet longformer bigbird reformer performer linformer mamba rwkv "
              "llama(?:-?\\d+)? mistral mixtral falcon palm gemma gemini claude chinchilla gopher pythia "
              "qwen deepseek phi-?\\d mpt gpt-j gpt-neox gpt-neo whisper dall-e mlp-mixer gmlp perceiver "
-             "transformer-xl moe gqa mqa").split()
+             "transformer-xl moe gqa mqa detr yolo\\w* r-?cnn medusa hydra").split()
 #: Kinds of attention or model other than the lesson's (phrases).
 _KINDS = (r"mixture[- ]of[- ]experts", r"grouped[- ]query attention", r"multi[- ]query attention",
           r"sliding[- ]window attention", r"linear attention", r"sparse attention", r"state[- ]space models?",
-          r"recurrent (?:neural )?(?:networks?|nets?)", r"convolutional (?:neural )?(?:networks?|nets?)")
+          r"recurrent (?:neural )?(?:networks?|nets?)", r"convolutional (?:neural )?(?:networks?|nets?)",
+          r"classifier chains?", r"early[- ]exit (?:networks?|models?)")
 #: Another model: a family, a kind, or a model named with its size ("Falcon-7B", "Llama 2 70B", "Gemma 2B").
 OTHER_MODEL = re.compile(r"(?<![\w-])(?:" + "|".join(_FAMILIES) + r")(?![\w-])|" + "|".join(_KINDS)
                          + r"|(?<![\w-])(?!(?:gpt|bert)\b)[a-z][\w.]*(?:[- ]\d+)?[- ]\d+(?:\.\d+)?b(?![\w-])", re.I)
 #: A head that is a model's output layer, not an attention head: "the LM head", "BERT's classification head", "the
 #: head on top of [CLS]".
 OTHER_HEAD = re.compile(r"\b(?:lm|output|classification|classifier|prediction|task|next[- ]sentence|"
-                        r"language[- ]model(?:ing)?|regression|pooler|pooling|mlm|nsp|qa)[- ]heads?\b|"
+                        r"language[- ]model(?:ing)?|regression|pooler|pooling|mlm|nsp|qa|detection|draft|exit|box|"
+                        r"decoding|read|write|read/write|disk|drive|print|printing)[- ]heads?\b|"
+                        r"\bhard (?:disk )?drives?\b|\bdisk drives?\b|\bcoins?\b|\btoss(?:es|ing)?\b|\bdependency "
+                        r"(?:grammar|trees?|pars\w+)\b|\bapproval workflows?\b|\bprinting press\b|"
                         r"\bheads? (?:put |placed |sitting |stacked )?on top\b", re.I)
 
 
