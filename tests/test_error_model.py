@@ -103,8 +103,10 @@ def test_held_out_sentences_measured(model):
     the errors: 5 of 188 and 3 of 210. Refitted with dev_router6-8 (2026-12-07): 26 and 32 errors, 1 and 0 correct
     sentences; the red teams' 5 and 3 (their errors, which the rules name, 9 of 45 and 22 -> 17 of 45). Refitted with
     dev_router9-10 and dev_redteam7-8, C = 8 by the dev-only rule (bench/train_error_model.py): 24 and 22 errors (fewer:
-    measured once, not tuned), 0 and 0 correct sentences; the red teams' 5 and 4."""
-    measured = {"heldout_s1": (24, 0), "heldout_s2": (22, 0), "heldout_redteam3": (8, 5), "heldout_redteam6": (15, 4)}
+    measured once, not tuned), 0 and 0 correct sentences; the red teams' 5 and 4. Refitted with dev_redteam9-10 and the
+    threshold at the whole 5 % budget of genuine answers (2026-12-08): 23 and 20 errors (fewer again: measured once,
+    not tuned), 0 and 0 correct sentences; the red teams' 3 and 2."""
+    measured = {"heldout_s1": (23, 0), "heldout_s2": (20, 0), "heldout_redteam3": (8, 3), "heldout_redteam6": (13, 2)}
     for name, (errors, correct) in measured.items():
         rows = _heldout(name)
         routed = [model.routed(s["text"]) for s in rows]
