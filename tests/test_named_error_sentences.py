@@ -62,7 +62,7 @@ LIMITS = {"dev_redteam": (0, 0), "dev_redteam2": (2, 0), "dev_redteam4": (2, 0),
           "heldout_redteam6": (82, 49), "dev_router1": (0, 101), "dev_router2": (2, 101),
           "dev_router3": (0, 0), "dev_router4": (1, 95), "dev_router5": (0, 75), "dev_router6": (6, 89),
           "dev_router7": (2, 88), "dev_router8": (0, 90), "dev_router9": (3, 77), "dev_router10": (2, 99),
-          "dev_redteam7": (0, 0), "dev_redteam8": (0, 0), "dev_redteam9": (0, 0), "dev_redteam10": (1, 0)}
+          "dev_redteam7": (0, 0), "dev_redteam8": (0, 0), "dev_redteam9": (0, 0), "dev_redteam10": (1, 0), "dev_redteam11": (0, 0)}
 #: Error sentences that make a second error as well, read by a person after the grader named it (the label gives one
 #: topic per sentence): "12 heads take 12 times as long", "the time taken by the layer grows with the number of heads"
 #: are more heads costing proportionally more.

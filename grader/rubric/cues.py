@@ -172,6 +172,10 @@ FRAMES: tuple[tuple[str, re.Pattern], ...] = tuple((stance, re.compile(p)) for s
     ("attributed", rf"\baccording to (?:(?:some|many|a few|several|certain|various|its|their|his|her|my|our) )?"
                    rf"(?:{_WHO}|others|someone|somebody|rumou?r|popular|folk|the internet|online|hearsay)\b"
                    r"|\baccording to some\b"),
+    # a hypothetical other's word: "anyone who tells you the block has no layer norm has only looked at ..."
+    ("attributed", r"(?<!believe )(?<!trust )(?<!listen to )\b(?:anyone|anybody|whoever|those|people) (?:who|that) "
+                   r"(?:tells? (?:you|us|me)|says?|claims?|thinks?|"
+                   r"writes?|believes?)\b(?: that\b)?"),
     ("attributed", r"\b(?:one|you|someone|a student|a reader) (?:might|may|could|would) (?:think|say|assume|"
                    r"expect|believe|guess|imagine|suppose)\b(?: that\b)?|\bit(?:'s| is) (?:\w+ )?(?:tempting|easy|natural|"
                    r"common) to (?:think|say|assume|believe|imagine|picture|suppose)\b(?! of\b| about\b)(?: that\b)?"
@@ -330,13 +334,13 @@ TRAILING_FRAME_END = re.compile(
     r"popular|widespread|persistent|old|urban|classic|frequent|total|complete))? (?:myth|misconception|mistake|error|"
     r"fallacy|falsehood|misunderstanding|fiction)(?: (?:of|about) [^.;!?]{1,60})?|false|wrong|untrue|incorrect|inaccurate|nonsense|mistaken|fiction|"
     r"made up|the (?:opposite|reverse) of (?:the truth|what is true|what happens)|not (?:true|correct|right|accurate|the case|so))"
-    r"(?: too| as well| either)?\s*[.!]*\s*$|\b(?:is|are|was) (?:a |an |the )?(?:distractor|trap|red flag|picture to avoid|"
-    r"how the (?:error|mistake|misconception) (?:usually |often |typically )?(?:shows|turns) up)\b[^.;!?]*[.!]*\s*$|"
+    r"(?: too| as well| either)?\s*[.!;:]*\s*$|\b(?:is|are|was) (?:a |an |the )?(?:distractor|trap|red flag|picture to avoid|"
+    r"how the (?:error|mistake|misconception) (?:usually |often |typically )?(?:shows|turns) up)\b[^.;!?]*[.!;:]*\s*$|"
     r"\b(?:misdescribes|misdescribe|misrepresents?|mixes up|mix up|confuses?|confused|conflates?|misreads?|"
     r"(?:has|have) confused|(?:comes?|came) from (?:confusing|mixing up|conflating)|earns? no (?:credit|marks?|points?)|"
-    r"gets? (?:it|this|that|\w+ \w+) wrong)\b[^.;!?]*[.!]*\s*$|"
+    r"gets? (?:it|this|that|\w+ \w+) wrong)\b[^.;!?]*[.!;:]*\s*$|"
     r"\b(?:does|do|did) not (?:hold (?:up|water)|stand up|survive (?:a|any) "
-    r"(?:look|test|check))\s*[.!]*\s*$|\b(?:has been|was|is) (?:debunked|disproved|disproven|refuted)\s*[.!]*\s*$")
+    r"(?:look|test|check))\s*[.!;:]*\s*$|\b(?:has been|was|is) (?:debunked|disproved|disproven|refuted)\s*[.!;:]*\s*$")
 #: A sentence that opens as a question ("Does each head ..., while another ...?"): up to its "?", all of it is asked.
 QUESTION_OPEN = re.compile(r"^(?:and |but |so )?(?:do|does|did|is|are|was|were|can|could|would|will|should|has|have|"
                            r"had|how|why|who|what|which|where|when)\b")
