@@ -175,20 +175,22 @@ def held_apart(texts, labels, groups, folds: int = 5) -> np.ndarray:
 
 
 def choose_threshold(p: np.ndarray, labels, groups) -> tuple[float, dict]:
-    """The lowest threshold at which at most MAX_ROUTED of the genuine answers are routed, and the counts per
-    threshold (answers routed, error sentences above, correct set sentences above)."""
+    """The lowest threshold (to 4 decimals) at which at most MAX_ROUTED of the genuine answers are routed, and the
+    counts per threshold of the grid and at the chosen one (answers routed, error sentences above, correct set
+    sentences above)."""
     answers: dict[str, float] = {}
     for q, g in zip(p, groups):
         if g.startswith("answer:"):
             answers[g] = max(answers.get(g, 0.0), q)
     y = np.array(labels)
     sets = np.array([not g.startswith("answer:") for g in groups])
-    table = {}
-    for t in THRESHOLDS:
-        table[t] = {"genuine answers routed": int(sum(v > t for v in answers.values())), "genuine answers": len(answers),
-                    "error sentences above": int(((p > t) & (y == 1)).sum()), "error sentences": int(y.sum()),
-                    "correct set sentences above": int(((p > t) & (y == 0) & sets).sum()),
-                    "correct set sentences": int(((y == 0) & sets).sum())}
+    def counts(t: float) -> dict:
+        return {"genuine answers routed": int(sum(v > t for v in answers.values())), "genuine answers": len(answers),
+                "error sentences above": int(((p > t) & (y == 1)).sum()), "error sentences": int(y.sum()),
+                "correct set sentences above": int(((p > t) & (y == 0) & sets).sum()),
+                "correct set sentences": int(((y == 0) & sets).sum())}
+
+    table = {t: counts(t) for t in THRESHOLDS}
     # the whole budget, not the grid's nearest step below it: the threshold just above the highest genuine answer
     # that must not be routed (with 111 answers and 5 %, the 6th highest), rounded up to 4 decimals. The grid's steps
     # jump by several answers near 0.95, so the grid's choice could route 3 answers where the budget allows 5 (noted
@@ -196,11 +198,7 @@ def choose_threshold(p: np.ndarray, labels, groups) -> tuple[float, dict]:
     budget = math.floor(MAX_ROUTED * len(answers))
     ranked = sorted(answers.values(), reverse=True)
     chosen = math.ceil(ranked[budget] * 1e4) / 1e4 if budget < len(ranked) else THRESHOLDS[0]
-    table[chosen] = {"genuine answers routed": int(sum(v > chosen for v in answers.values())),
-                     "genuine answers": len(answers), "error sentences above": int(((p > chosen) & (y == 1)).sum()),
-                     "error sentences": int(y.sum()),
-                     "correct set sentences above": int(((p > chosen) & (y == 0) & sets).sum()),
-                     "correct set sentences": int(((y == 0) & sets).sum())}
+    table[chosen] = counts(chosen)
     return chosen, table
 
 
